@@ -1,0 +1,127 @@
+# cpusetd build. Everything goes to build/; quiet unless V=1.
+#   make            build/cpusetd, build/cpusetctl, tests
+#   make check      every test (unit + integration); run as root
+#   make demo       the main job on real runc containers; run as root
+#   make bench      the resize benchmark (tools/bench-resize)
+#   make install    binaries, unit and default config under $(DESTDIR)$(PREFIX)
+#   make deps       install the Debian packages all of this needs
+#   make help       this text
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.DEFAULT_GOAL := all
+
+OUT       ?= build
+CC        ?= gcc
+CLANG     ?= clang
+BPFTOOL   ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
+PREFIX    ?= /usr/local
+VMLINUX_H ?=
+ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I$(OUT) -I.
+LDLIBS_D := -lbpf -lelf -lz -lsystemd -ljson-c -linih
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -I. -Wall -Werror
+
+LIB_SRCS := user/cpumask.c user/strmap.c user/log.c user/topology.c \
+	    user/policy.c user/meta.c user/reject.c user/config.c \
+	    cgroupfs/cgfs.c cgroupfs/cgfs_path.c
+DAEMON_SRCS := user/main.c user/controller.c user/status.c user/bpf_events.c
+CTL_SRCS := tools/cpusetctl.c
+TEST_SRCS := $(wildcard tests/unit/test_*.c)
+
+LIB_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
+DAEMON_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(DAEMON_SRCS))
+CTL_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(CTL_SRCS))
+TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
+
+.PHONY: all check unit integration demo bench install clean help deps
+all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(TESTS)
+
+$(OUT)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+ifeq ($(VMLINUX_H),)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+else
+	$(Q)cp $(VMLINUX_H) $@
+endif
+
+$(OUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h maps/cpusetd.h $(OUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+$(OUT)/obj/user/bpf_events.o: $(OUT)/cpusetd.skel.h
+
+$(OUT)/obj/%.o: %.c $(wildcard user/*.h cgroupfs/*.h maps/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUT)/libcpusetd.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)ar rcs $@ $^
+
+$(OUT)/cpusetd: $(DAEMON_OBJS) $(OUT)/libcpusetd.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
+
+$(OUT)/cpusetctl: $(CTL_OBJS) $(OUT)/libcpusetd.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
+
+$(OUT)/bench-resize: $(OUT)/obj/tools/bench-resize.o $(OUT)/libcpusetd.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
+
+$(OUT)/tests/%: $(OUT)/obj/tests/unit/%.o $(OUT)/libcpusetd.a
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D) -lcmocka
+
+deps:
+	$(Q)tools/deps.sh
+
+# Unit tests, then integration tests on the real kernel; one closing
+# "N passed, M failed" line over all of them.
+check: all
+	$(Q)tests/run-all.sh $(OUT)
+
+unit: $(TESTS)
+	$(Q)tests/run-all.sh $(OUT) unit
+
+integration: all
+	$(Q)tests/run-all.sh $(OUT) integration
+
+demo: all
+	$(Q)tools/demo.sh $(OUT)
+
+bench: all
+	$(Q)tools/bench-resize.sh $(OUT)
+
+install: $(OUT)/cpusetd $(OUT)/cpusetctl
+	install -D -m 0755 $(OUT)/cpusetd $(DESTDIR)$(PREFIX)/sbin/cpusetd
+	install -D -m 0755 $(OUT)/cpusetctl $(DESTDIR)$(PREFIX)/bin/cpusetctl
+	install -D -m 0644 systemd/cpusetd.service $(DESTDIR)/etc/systemd/system/cpusetd.service
+	sed -i 's|/usr/local/sbin/cpusetd|$(PREFIX)/sbin/cpusetd|' $(DESTDIR)/etc/systemd/system/cpusetd.service
+	test -e $(DESTDIR)/etc/cpusetd/cpusetd.conf || \
+		install -D -m 0644 systemd/cpusetd.conf $(DESTDIR)/etc/cpusetd/cpusetd.conf
+
+clean:
+	rm -rf $(OUT)
+
+help:
+	@sed -n '2,9s/^# //p' Makefile

@@ -1,0 +1,197 @@
+/*
+ * cgroupfs: everything that knows cgroup v1 vs v2, the kubelet cgroup
+ * drivers' path naming, and the ordering rules of cpuset writes.
+ *
+ * Paths are relative to the root of the hierarchy that holds the cpuset
+ * controller, with a leading '/': "/kubepods/burstable/pod<uid>/<id>".
+ * All file access goes through openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS)
+ * from the hierarchy's mount fd, so a path never leaves cgroupfs.
+ *
+ * Library code: logs at debug level only; callers decide and log.
+ * Kernel rules (Documentation/admin-guide/cgroup-v1/cpusets.rst,
+ * Documentation/admin-guide/cgroup-v2.rst "Cpuset"):
+ *   v1: a child's cpuset.cpus/mems must stay a subset of its parent's, and
+ *       a cgroup with tasks may not have an empty cpus or mems.
+ *   v2: effective = own ∩ parent's effective; an empty value inherits, and
+ *       an empty intersection falls back to the parent's effective set.
+ */
+#ifndef CPUSETD_CGFS_H
+#define CPUSETD_CGFS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../user/cpumask.h"
+
+/* Longest cgroup path (relative, with leading '/') handled. */
+#define CGFS_PATH_MAX	CPUSETD_PATH_MAX
+
+enum cgfs_mode {
+	CGFS_MODE_V1 = 1,	/* only v1 hierarchies */
+	CGFS_MODE_HYBRID = 2,	/* v1 controllers + a v2 mount (e.g. /sys/fs/cgroup/unified) */
+	CGFS_MODE_V2 = 3,	/* pure v2 */
+};
+
+/* Where the controllers we need live, as read from mountinfo. */
+struct cgfs_mounts {
+	enum cgfs_mode mode;
+	bool cpuset_on_v2;		/* cpuset controller is on the v2 hierarchy */
+	int cpuset_hierarchy_id;	/* /proc/cgroups id; 0 for v2 */
+	char cpuset_mnt[256];		/* mount point holding cpuset */
+	char cpu_mnt[256];		/* mount point holding cpu (quota) */
+};
+
+/*
+ * Reads mountinfo (NULL: /proc/self/mountinfo) and cgroups (NULL:
+ * /proc/cgroups) and fills *ret.
+ * Returns 0; -ENOENT when no hierarchy has the cpuset controller (on v2:
+ * "cpuset" missing from the root's cgroup.controllers); -errno on I/O error.
+ */
+int cgfs_detect(const char *mountinfo, const char *cgroups, struct cgfs_mounts *ret);
+
+struct cgfs;
+
+/*
+ * Opens the hierarchies named in *m. Returns 0 and a handle in *ret (free
+ * with cgfs_free), or -errno when a mount point cannot be opened.
+ */
+int cgfs_open(const struct cgfs_mounts *m, struct cgfs **ret);
+void cgfs_free(struct cgfs *cg);
+const struct cgfs_mounts *cgfs_mounts(const struct cgfs *cg);
+
+/*
+ * Finds the kubepods root: "/kubepods.slice" (systemd driver) if present,
+ * else "/kubepods" (cgroupfs driver). Writes it to ret (size len).
+ * Returns 0, -ENOENT when neither exists, -ENAMETOOLONG.
+ */
+int cgfs_find_kubepods_root(struct cgfs *cg, char *ret, size_t len);
+
+/* --- path naming (pure; no I/O) --- */
+
+enum cgfs_qos {
+	CGFS_QOS_UNKNOWN = 0,
+	CGFS_QOS_GUARANTEED,
+	CGFS_QOS_BURSTABLE,
+	CGFS_QOS_BESTEFFORT,
+};
+
+enum cgfs_level {
+	CGFS_LEVEL_NONE = 0,	/* outside the root, or not a kubelet name */
+	CGFS_LEVEL_ROOT,	/* the kubepods root itself */
+	CGFS_LEVEL_QOS,		/* burstable / besteffort slice */
+	CGFS_LEVEL_POD,		/* pod<uid> */
+	CGFS_LEVEL_CONTAINER,	/* a container (or sandbox) under a pod */
+};
+
+enum cgfs_runtime {
+	CGFS_RT_PLAIN = 0,	/* bare id (cgroupfs driver, any runtime) */
+	CGFS_RT_CONTAINERD,	/* cri-containerd-<id>.scope */
+	CGFS_RT_CRIO,		/* crio-<id>.scope or crio-<id> */
+	CGFS_RT_DOCKER,		/* docker-<id>.scope */
+};
+
+struct cgfs_path_info {
+	enum cgfs_level level;
+	enum cgfs_qos qos;
+	enum cgfs_runtime runtime;
+	bool systemd;			/* systemd driver naming */
+	char pod_uid[64];		/* with dashes, e.g. "1b4e28ba-2fa1-..." */
+	char container_id[72];		/* lowercase hex */
+};
+
+/*
+ * Classifies path relative to the kubepods root (both with leading '/').
+ * Recognises the cgroupfs driver ("<root>/burstable/pod<uid>/<id>") and the
+ * systemd driver ("<root>/kubepods-burstable.slice/kubepods-burstable-pod
+ * <uid_with_underscores>.slice/cri-containerd-<id>.scope", crio-, docker-).
+ * Container ids are 12-64 lowercase hex digits; pod UIDs are lowercase
+ * letters, digits and dashes (at most 63). The driver is told by the first
+ * component below root (".slice" = systemd), whatever root is called.
+ * Trailing and doubled slashes are ignored; "." and ".." give NONE.
+ * CRI-O "crio-conmon-<id>.scope" and anything unrecognised get
+ * CGFS_LEVEL_NONE, with every other field zero. For LEVEL_ROOT, systemd is
+ * set when root's last component ends in ".slice".
+ * Returns 0 and fills *ret (level NONE included); -EINVAL for NULL/overlong.
+ */
+int cgfs_parse_path(const char *root, const char *path, struct cgfs_path_info *ret);
+
+/* Name of a QoS class as Kubernetes spells it ("Guaranteed", ...). */
+const char *cgfs_qos_name(enum cgfs_qos qos);
+
+/* --- files --- */
+
+enum cgfs_cpuset_file {
+	CGFS_CPUS = 0,		/* cpuset.cpus */
+	CGFS_MEMS,		/* cpuset.mems */
+	CGFS_EFFECTIVE_CPUS,	/* cpuset.effective_cpus (read only) */
+	CGFS_EFFECTIVE_MEMS,	/* cpuset.effective_mems (read only) */
+};
+
+/*
+ * Reads a cpuset file of path into *ret (CPU ids or NUMA node ids).
+ * Returns 0, -ENOENT when the cgroup vanished, -EINVAL on unparsable
+ * content, -ERANGE for an id >= CPUSETD_MAX_CPUS, other -errno.
+ */
+int cgfs_read_cpuset(struct cgfs *cg, const char *path, enum cgfs_cpuset_file f,
+		     struct cpumask *ret);
+
+/*
+ * Writes m to path's cpuset.cpus or cpuset.mems (one write(2) of the
+ * cpulist). On v1, when the kernel refuses because an ancestor does not
+ * hold the set (EACCES from the kernel's subset check; EINVAL/ENOSPC are
+ * treated alike), widens the ancestors between root (the kubepods root,
+ * inclusive) and path's parent from the top (own := own ∪ m), never above
+ * root, and retries once. On v2 the same is done
+ * for ancestors whose own non-empty set lacks part of m, so the effective
+ * set is m rather than the parent's fallback.
+ * An empty m on v1 is refused with -EINVAL (tasks could not run); on v2 it
+ * means "inherit".
+ * Returns 0 written; -ENOENT when the cgroup vanished (callers treat this
+ * as "nothing to do"); -EPERM for the read-only effective files; other
+ * -errno from the kernel (v1: -EACCES when widening could not help, e.g.
+ * something above root lacks m; -ERANGE for a CPU id the kernel does not
+ * know). Ancestors widened before a failure stay widened.
+ */
+int cgfs_write_cpuset(struct cgfs *cg, const char *root, const char *path,
+		      enum cgfs_cpuset_file f, const struct cpumask *m);
+
+/*
+ * Reads the CFS bandwidth of path: cpu.max on v2, cpu.cfs_quota_us and
+ * cpu.cfs_period_us on v1 (in the cpu controller's hierarchy).
+ * *ret_quota_us is -1 for "no limit"; *ret_period_us > 0.
+ * Returns 0, -ENOENT (vanished), -EINVAL (garbage), -EOPNOTSUPP when no
+ * hierarchy holds the cpu controller (cpu_mnt empty), -errno.
+ */
+int cgfs_read_cpu_quota(struct cgfs *cg, const char *path, int64_t *ret_quota_us,
+			uint64_t *ret_period_us);
+
+/*
+ * cgroup id of path in the cpuset hierarchy (the kernfs node id, as the
+ * cgroup tracepoints report it; equal to stat(2) st_ino). On v1/hybrid this
+ * is the cpuset hierarchy's id, not the v2 id bpf_get_current_cgroup_id()
+ * returns: each hierarchy numbers its own nodes.
+ * Returns 0, -ENOENT, -errno.
+ */
+int cgfs_cgroup_id(struct cgfs *cg, const char *path, uint64_t *ret_id);
+
+/*
+ * Kills every task in path: writes cgroup.kill on v2 (5.14+), else sends
+ * SIGKILL to each pid in cgroup.procs until it is empty (bounded retries,
+ * since tasks may fork while we read). Either way waits (< 1 s) until
+ * cgroup.procs reads empty, so an rmdir can follow. Never signals pid 1
+ * or the caller itself.
+ * Returns 0 (also when the cgroup vanished), -EBUSY when tasks remain, -errno.
+ */
+int cgfs_kill(struct cgfs *cg, const char *path);
+
+/*
+ * Walks the tree under root depth-first, parents before children, calling
+ * fn(path, arg) for root and every descendant directory ("/a/b", no
+ * trailing slash; path is only valid during the call). Stops and returns
+ * fn's value when it is negative; positive values are ignored. Directories
+ * that vanish mid-walk are skipped, and so are paths longer than
+ * CGFS_PATH_MAX. Returns 0, -ENOENT when root is missing, -errno.
+ */
+int cgfs_walk(struct cgfs *cg, const char *root,
+	      int (*fn)(const char *path, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,274 @@
+# Shared helpers for the integration tests and the demo: a private cgroup
+# subtree, a private runc root, containerd-shaped bundles, and waits on
+# conditions (never bare sleeps). Source it; call it_setup first.
+#
+# Everything lives under $IT_WORK and the cgroup subtree $IT_CG (a
+# directory directly under every hierarchy's root); it_cleanup removes both
+# and touches nothing else.
+
+IT_OUT=${IT_OUT:-build}
+IT_FAILED=0
+IT_CPUSET=/sys/fs/cgroup/cpuset
+
+it_log() { printf '# %s\n' "$*"; }
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; IT_FAILED=$((IT_FAILED + 1)); }
+
+# check NAME CMD...: one TAP line for CMD's exit status.
+check() {
+	local name=$1; shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+
+# Skips the whole file, unless CI=true where a skip is a failure.
+it_skip_all() {
+	if [ "${CI:-}" = true ]; then
+		not_ok "cannot run: $*"
+		exit 1
+	fi
+	echo "ok - SKIP $*"
+	exit 0
+}
+
+# wait_for TIMEOUT_S CMD...: polls CMD every 20 ms until it succeeds.
+wait_for() {
+	local deadline=$(( $(date +%s%N) + $1 * 1000000000 )); shift
+	while ! "$@" 2>/dev/null; do
+		[ "$(date +%s%N)" -lt "$deadline" ] || return 1
+		sleep 0.02
+	done
+}
+
+it_require() {
+	[ "$(id -u)" = 0 ] || it_skip_all "needs root"
+	[ -d "$IT_CPUSET" ] || [ -e /sys/fs/cgroup/cgroup.controllers ] || it_skip_all "no cpuset hierarchy"
+	command -v runc >/dev/null || it_skip_all "runc missing (make deps)"
+	[ -x /bin/busybox ] || it_skip_all "busybox-static missing (make deps)"
+	[ -x "$IT_OUT/cpusetd" ] || it_skip_all "$IT_OUT/cpusetd not built"
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+	mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
+}
+
+# it_setup NAME: private work dir, cgroup subtree, busybox rootfs.
+it_setup() {
+	it_require
+	IT_NAME=$1
+	IT_WORK=$(mktemp -d "/tmp/cpusetd-$IT_NAME.XXXXXX")
+	IT_CG=/cpusetd-$IT_NAME-$$
+	IT_PIN=/sys/fs/bpf/cpusetd-$IT_NAME-$$
+	IT_RUNC="runc --root $IT_WORK/runc"
+	mkdir -p "$IT_WORK"/{bundles,pods,state} "$IT_WORK/rootfs/bin" "$IT_WORK/rootfs/dev"
+	cp /bin/busybox "$IT_WORK/rootfs/bin/"
+	for c in sh sleep cat true; do ln -sf busybox "$IT_WORK/rootfs/bin/$c"; done
+	: >"$IT_WORK/empty.conf"
+	# v1: children start with empty cpus/mems; give our subtree the root's.
+	if [ -d "$IT_CPUSET" ]; then
+		mkdir -p "$IT_CPUSET$IT_CG"
+		cat "$IT_CPUSET/cpuset.cpus" >"$IT_CPUSET$IT_CG/cpuset.cpus"
+		cat "$IT_CPUSET/cpuset.mems" >"$IT_CPUSET$IT_CG/cpuset.mems"
+	fi
+	IT_ONLINE=$(cat /sys/devices/system/cpu/online)
+	trap it_cleanup EXIT
+}
+
+# it_mkroot CGPATH: the kubepods root (and parents) in the cpuset hierarchy.
+it_mkroot() {
+	local p=$IT_CPUSET dir
+	local IFS=/
+	for dir in ${1#/}; do
+		p=$p/$dir
+		[ -d "$p" ] && continue
+		mkdir "$p"
+		cat "${p%/*}/cpuset.cpus" >"$p/cpuset.cpus"
+		cat "${p%/*}/cpuset.mems" >"$p/cpuset.mems"
+	done
+}
+
+it_cleanup() {
+	[ -n "${IT_KEEP:-}" ] && { daemon_stop; echo "# kept $IT_WORK"; return; }
+	local id
+	daemon_stop 2>/dev/null
+	for id in $($IT_RUNC list -q 2>/dev/null); do
+		$IT_RUNC kill "$id" KILL 2>/dev/null
+		$IT_RUNC delete -f "$id" 2>/dev/null
+	done
+	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		[ -d "$h$IT_CG" ] || continue
+		find "$h$IT_CG" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	rm -rf "$IT_PIN"
+	rm -rf "$IT_WORK"
+}
+
+# cid NAME: a stable 64-hex container ID for a name.
+cid() { printf '%s-%s' "$1" "$$" | sha256sum | cut -c1-64; }
+# uid NAME: a pod UID (UUID form).
+uid() { printf '%s-%s' "$1" "$$" | md5sum | sed -E 's/^(.{8})(.{4})(.{4})(.{4})(.{12}).*/\1-\2-\3-\4-\5/'; }
+
+# --- the daemon ---
+
+# daemon_start ROOT [extra options...]
+daemon_start() {
+	IT_ROOT=$1; shift
+	rm -f "$IT_WORK/state/status.json"
+	"$IT_OUT/cpusetd" --config "$IT_WORK/empty.conf" --kubepods-root "$IT_ROOT" \
+		--bundle-path "$IT_WORK/bundles/{id}/config.json" \
+		--state-dir "$IT_WORK/state" --pin-dir "$IT_PIN" \
+		--kubelet-pods-dir "$IT_WORK/pods" --log-level debug "$@" \
+		>>"$IT_WORK/daemon.log" 2>&1 &
+	IT_DAEMON=$!
+	wait_for 20 test -s "$IT_WORK/state/status.json"
+}
+
+daemon_stop() {
+	[ -n "${IT_DAEMON:-}" ] || return 0
+	kill -TERM "$IT_DAEMON" 2>/dev/null
+	wait "$IT_DAEMON" 2>/dev/null
+	IT_DAEMON=
+}
+
+daemon_kill9() {
+	kill -KILL "$IT_DAEMON"
+	wait "$IT_DAEMON" 2>/dev/null
+	IT_DAEMON=
+}
+
+status_json() { cat "$IT_WORK/state/status.json"; }
+
+# --- pods and containers ---
+
+# cg_path QOS UID CID: the container's cgroup path under $IT_ROOT, in the
+# naming of the root's driver (".slice" root = systemd driver).
+cg_path() {
+	local qos=$1 uid=$2 id=$3 u
+	case $IT_ROOT in
+	*.slice)
+		u=${uid//-/_}
+		case $qos in
+		guaranteed) echo "$IT_ROOT/kubepods-pod$u.slice/cri-containerd-$id.scope" ;;
+		*) echo "$IT_ROOT/kubepods-$qos.slice/kubepods-$qos-pod$u.slice/cri-containerd-$id.scope" ;;
+		esac ;;
+	*)
+		case $qos in
+		guaranteed) echo "$IT_ROOT/pod$uid/$id" ;;
+		*) echo "$IT_ROOT/$qos/pod$uid/$id" ;;
+		esac ;;
+	esac
+}
+
+# container_start POD NAME QOS TYPE CPU_MILLI [ANNOTATION] [CPUS_IN_SPEC]
+#   TYPE: sandbox|container; CPU_MILLI: limit in millicores, 0 = none.
+# Writes a containerd-shaped config.json and runs it with runc.
+container_start() {
+	local pod=$1 name=$2 qos=$3 type=$4 milli=$5 annot=${6:-} spec_cpus=${7:-}
+	local id uid sid b term quota=0
+	id=$(cid "$pod/$name"); uid=$(uid "$pod"); sid=$(cid "$pod/POD")
+	b=$IT_WORK/bundles/$id
+	term=$IT_WORK/pods/$uid/containers/$name/termination
+	mkdir -p "$b" "${term%/*}"
+	: >"$term"
+	[ "$milli" -gt 0 ] && quota=$((milli * 100))
+	jq -n --arg id "$id" --arg sid "$sid" --arg pod "$pod" --arg name "$name" \
+		--arg uid "$uid" --arg type "$type" --arg annot "$annot" \
+		--arg cg "$(cg_path "$qos" "$uid" "$id")" --arg rootfs "$IT_WORK/rootfs" \
+		--arg term "$term" --argjson quota "$quota" --arg cpus "$spec_cpus" '
+	{
+	  ociVersion: "1.0.2",
+	  process: { terminal: false, user: {uid: 0, gid: 0}, cwd: "/",
+	             args: ["sleep", "3600"], env: ["PATH=/bin"] },
+	  root: { path: $rootfs, readonly: true },
+	  hostname: $name,
+	  mounts: [
+	    {destination: "/proc", type: "proc", source: "proc"},
+	    {destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid","mode=755"]},
+	    {destination: "/dev/termination-log", type: "bind", source: $term,
+	     options: ["rbind","rprivate","rw"]}
+	  ],
+	  annotations: ({
+	    "io.kubernetes.cri.container-type": $type,
+	    "io.kubernetes.cri.sandbox-id": $sid,
+	    "io.kubernetes.cri.sandbox-name": $pod,
+	    "io.kubernetes.cri.sandbox-namespace": "demo",
+	    "io.kubernetes.cri.sandbox-uid": $uid
+	  } + (if $type == "container" then {"io.kubernetes.cri.container-name": $name} else {} end)
+	    + (if $annot != "" then {"weka.io/cores-ids": $annot} else {} end)),
+	  linux: {
+	    cgroupsPath: $cg,
+	    resources: ({ cpu: ({ shares: 2,
+	      period: 100000 } + (if $quota > 0 then {quota: $quota, shares: ($quota * 1024 / 100000)} else {} end)
+	      + (if $cpus != "" then {cpus: $cpus} else {} end)) }),
+	    namespaces: [{type: "pid"}, {type: "ipc"}, {type: "uts"}, {type: "mount"}]
+	  }
+	}' >"$b/config.json"
+	$IT_RUNC run -d --bundle "$b" "$id" >"$IT_WORK/runc-$id.log" 2>&1
+}
+
+# container_stop POD NAME: kill, delete (the cgroup goes with it).
+container_stop() {
+	local id
+	id=$(cid "$1/$2")
+	$IT_RUNC kill "$id" KILL 2>/dev/null
+	wait_for 5 container_gone_or_stopped "$id"
+	$IT_RUNC delete -f "$id" 2>/dev/null
+	rm -rf "$IT_WORK/bundles/$id"
+}
+
+container_gone_or_stopped() {
+	local s
+	s=$($IT_RUNC state "$1" 2>/dev/null | jq -r .status) || return 0
+	[ "$s" = stopped ] || [ -z "$s" ]
+}
+
+# pod_start POD QOS [MILLI] [ANNOTATION]: sandbox + one app container "app".
+pod_start() {
+	container_start "$1" POD "$2" sandbox 0 "${4:-}" &&
+		container_start "$1" app "$2" container "${3:-0}" "${4:-}"
+}
+
+pod_stop() {
+	container_stop "$1" app
+	container_stop "$1" POD
+}
+
+pid_of() { $IT_RUNC state "$(cid "$1/$2")" 2>/dev/null | jq -r '.pid // empty'; }
+status_of() { $IT_RUNC state "$(cid "$1/$2")" 2>/dev/null | jq -r '.status // empty'; }
+
+running() { [ "$(status_of "$1" "$2")" = running ]; }
+stopped() { [ "$(status_of "$1" "$2")" = stopped ]; }
+
+# has_error POD REASON ACTION: status.json lists that admission error.
+has_error() {
+	jq -e --arg p "$1" --arg r "$2" --arg a "$3" \
+		'.errors[] | select(.pod == $p and .reason == $r and .action == $a)' \
+		"$IT_WORK/state/status.json" >/dev/null
+}
+
+# allowed POD NAME: Cpus_allowed_list of the container's init, as the kernel says.
+allowed() {
+	local pid
+	pid=$(pid_of "$1" "$2")
+	[ -n "$pid" ] && [ "$pid" != 0 ] || return 1
+	awk '/^Cpus_allowed_list/ {print $2}' "/proc/$pid/status"
+}
+
+mems_allowed() {
+	local pid
+	pid=$(pid_of "$1" "$2")
+	awk '/^Mems_allowed_list/ {print $2}' "/proc/$pid/status"
+}
+
+# allowed_is POD NAME CPULIST
+allowed_is() { [ "$(allowed "$1" "$2")" = "$3" ]; }
+
+termination_of() { cat "$IT_WORK/pods/$(uid "$1")/containers/$2/termination"; }
+
+cg_file() {
+	local id
+	id=$(cid "$1/$2")
+	cat "$IT_CPUSET$(jq -r .linux.cgroupsPath "$IT_WORK/bundles/$id/config.json")/$3"
+}
+
+it_done() {
+	[ "$IT_FAILED" -eq 0 ]
+}

@@ -1,0 +1,4 @@
+#!/bin/bash
+# systemd/cpusetd.service passes systemd-analyze verify.
+cd "$(dirname "$0")/../.." || exit 1
+exec tools/verify-unit.sh

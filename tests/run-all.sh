@@ -1,0 +1,66 @@
+#!/bin/bash
+# Runs every test and ends with one "N passed, M failed" line.
+#   tests/run-all.sh BUILD_DIR [unit|integration]
+# Unit tests are the cmocka binaries in BUILD_DIR/tests; integration tests
+# are tests/integration/test_*.sh, which print "ok - ..." / "not ok - ..."
+# lines (TAP style). Under CI=true an integration test may not skip.
+set -u
+out=${1:-build}
+what=${2:-all}
+cd "$(dirname "$0")/.."
+passed=0
+failed=0
+failed_names=()
+
+run_unit() {
+	local t log p f
+	for t in "$out"/tests/test_*; do
+		[ -x "$t" ] || continue
+		log=$(mktemp)
+		"$t" >"$log" 2>&1
+		local rc=$?
+		cat "$log"
+		p=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n1)
+		f=$(sed -n 's/.*\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n1)
+		passed=$((passed + ${p:-0}))
+		failed=$((failed + ${f:-0}))
+		if [ $rc -ne 0 ] && [ "${f:-0}" = 0 ]; then
+			failed=$((failed + 1))	# crashed before reporting
+		fi
+		[ $rc -ne 0 ] && failed_names+=("$(basename "$t")")
+		rm -f "$log"
+	done
+}
+
+run_integration() {
+	local t log p f rc
+	for t in tests/integration/test_*.sh; do
+		[ -f "$t" ] || continue
+		echo "== $t"
+		log=$(mktemp)
+		timeout 600 bash "$t" "$out" 2>&1 | tee "$log"
+		rc=${PIPESTATUS[0]}
+		p=$(grep -c '^ok - ' "$log")
+		f=$(grep -c '^not ok - ' "$log")
+		passed=$((passed + p))
+		failed=$((failed + f))
+		if [ "$rc" -ne 0 ] && [ "$f" = 0 ]; then
+			echo "not ok - $t exited $rc"
+			failed=$((failed + 1))
+		fi
+		[ "$rc" -ne 0 ] && failed_names+=("$t")
+		rm -f "$log"
+	done
+}
+
+case $what in
+unit) run_unit ;;
+integration) run_integration ;;
+*) run_unit; run_integration ;;
+esac
+
+if [ ${#failed_names[@]} -gt 0 ]; then
+	echo "failed: ${failed_names[*]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,488 @@
+/*
+ * config: defaults < INI file < command line, and one precise error line
+ * for every kind of bad input. stdout/stderr of config_load are captured
+ * so the messages themselves are checked.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <syslog.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "user/config.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define MAX_ARGS	32
+
+static char tmpdir[64], ini[128];
+static char out[8192], err[8192];	/* captured stdout / stderr of the last call */
+
+/* Redirects fd into a fresh memfd; returns the saved original fd. */
+static int capture_begin(int fd)
+{
+	int saved = dup(fd), mfd = memfd_create("capture", MFD_CLOEXEC);
+
+	assert_true(saved >= 0 && mfd >= 0);
+	assert_int_equal(dup2(mfd, fd), fd);
+	close(mfd);
+	return saved;
+}
+
+static void capture_end(int fd, int saved, char *buf, size_t size)
+{
+	ssize_t n;
+
+	n = pread(fd, buf, size - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	assert_int_equal(dup2(saved, fd), fd);
+	close(saved);
+}
+
+/*
+ * config_load with argv = "cpusetd" + args (NULL-terminated), capturing
+ * its output into out / err.
+ */
+static int load(struct cpusetd_config *c, const char *const *args)
+{
+	char *argv[MAX_ARGS + 2] = { "cpusetd" };
+	int argc = 1, so, se, r;
+
+	for (; args && args[argc - 1]; argc++)
+		argv[argc] = (char *)args[argc - 1];
+	fflush(stdout);
+	fflush(stderr);
+	so = capture_begin(1);
+	se = capture_begin(2);
+	r = config_load(argc, argv, c);
+	fflush(stdout);
+	fflush(stderr);
+	capture_end(1, so, out, sizeof(out));
+	capture_end(2, se, err, sizeof(err));
+	return r;
+}
+
+static void write_ini(const char *text)
+{
+	FILE *f = fopen(ini, "w");
+
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(tmpdir, "/tmp/test_config.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(ini, sizeof(ini), "%s/cpusetd.conf", tmpdir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(ini);
+	return rmdir(tmpdir);
+}
+
+static void assert_defaults(const struct cpusetd_config *c)
+{
+	assert_string_equal(c->kubepods_root, "");
+	assert_int_equal(c->n_bundle_paths, 2);
+	assert_string_equal(c->bundle_paths[0],
+			    "/run/containerd/io.containerd.runtime.v2.task/k8s.io/{id}/config.json");
+	assert_string_equal(c->bundle_paths[1],
+			    "/run/containers/storage/overlay-containers/{id}/userdata/config.json");
+	assert_string_equal(c->state_dir, "/run/cpusetd");
+	assert_string_equal(c->pin_dir, "/sys/fs/bpf/cpusetd");
+	assert_string_equal(c->kubelet_pods_dir, "/var/lib/kubelet/pods");
+	assert_int_equal(c->policy.min_shared_cpus, 1);
+	assert_int_equal(c->policy.on_error, POLICY_ON_ERROR_REJECT);
+	assert_int_equal(c->log_level, LOG_INFO);
+	assert_false(c->dry_run);
+}
+
+static void test_defaults(void **state)
+{
+	const char *args[] = { "--config", ini, NULL };
+	struct cpusetd_config c;
+
+	(void)state;
+	/* an empty (or comment-only) file changes nothing */
+	write_ini("# nothing here\n; nor here\n\n");
+	assert_int_equal(load(&c, args), 0);
+	assert_defaults(&c);
+	assert_string_equal(c.config_file, ini);
+	assert_string_equal(err, "");
+}
+
+/* No --config and no default file: defaults, no error. */
+static void test_default_file_optional(void **state)
+{
+	struct cpusetd_config c;
+
+	(void)state;
+	if (access(CONFIG_DEFAULT_FILE, F_OK) == 0)
+		skip();	/* this machine has a real config */
+	assert_int_equal(load(&c, NULL), 0);
+	assert_defaults(&c);
+	assert_string_equal(c.config_file, CONFIG_DEFAULT_FILE);
+}
+
+static void test_ini_values(void **state)
+{
+	const char *args[] = { "--config", ini, NULL };
+	struct cpusetd_config c;
+
+	(void)state;
+	write_ini("; cpusetd settings\n"
+		  "kubepods_root = /kubepods.slice\n"
+		  "[cpusetd]\n"
+		  "bundle-path = /b1/{id}/config.json\n"
+		  "bundle_path = /b2/{id}/config.json\n"
+		  "state_dir = /var/run/x\n"
+		  "pin-dir = /sys/fs/bpf/y\n"
+		  "kubelet_pods_dir = /data/kubelet/pods\n"
+		  "on_error = shared\n"
+		  "min_shared_cpus = 4 ; keep four\n"
+		  "log-level = debug\n"
+		  "dry_run = yes\n");
+	assert_int_equal(load(&c, args), 0);
+	assert_string_equal(err, "");
+	assert_string_equal(c.kubepods_root, "/kubepods.slice");
+	assert_int_equal(c.n_bundle_paths, 2);
+	assert_string_equal(c.bundle_paths[0], "/b1/{id}/config.json");
+	assert_string_equal(c.bundle_paths[1], "/b2/{id}/config.json");
+	assert_string_equal(c.state_dir, "/var/run/x");
+	assert_string_equal(c.pin_dir, "/sys/fs/bpf/y");
+	assert_string_equal(c.kubelet_pods_dir, "/data/kubelet/pods");
+	assert_int_equal(c.policy.on_error, POLICY_ON_ERROR_SHARED);
+	assert_int_equal(c.policy.min_shared_cpus, 4);
+	assert_int_equal(c.log_level, LOG_DEBUG);
+	assert_true(c.dry_run);
+}
+
+static void test_ini_booleans(void **state)
+{
+	static const struct { const char *v; bool want; } cases[] = {
+		{ "true", true }, { "yes", true }, { "1", true }, { "TRUE", true },
+		{ "false", false }, { "no", false }, { "0", false }, { "No", false },
+	};
+	const char *args[] = { "--config", ini, NULL };
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct cpusetd_config c;
+		char text[64];
+
+		snprintf(text, sizeof(text), "dry_run = %s\n", cases[i].v);
+		write_ini(text);
+		assert_int_equal(load(&c, args), 0);
+		assert_int_equal(c.dry_run, cases[i].want);
+	}
+}
+
+static void test_argv_overrides_ini(void **state)
+{
+	const char *args[] = {
+		"--state-dir", "/cli/state", "--config", ini, "--bundle-path", "/cli/{id}.json",
+		"--min-shared-cpus", "2", "--on-error=reject", "--log-level", "warning", NULL,
+	};
+	struct cpusetd_config c;
+
+	(void)state;
+	write_ini("state_dir = /ini/state\n"
+		  "pin_dir = /ini/pin\n"
+		  "bundle_path = /ini/a/{id}\n"
+		  "bundle_path = /ini/b/{id}\n"
+		  "on_error = shared\n"
+		  "min_shared_cpus = 8\n"
+		  "dry_run = true\n");
+	assert_int_equal(load(&c, args), 0);
+	assert_string_equal(err, "");
+	assert_string_equal(c.state_dir, "/cli/state");
+	assert_string_equal(c.pin_dir, "/ini/pin");		/* not on the command line */
+	assert_int_equal(c.n_bundle_paths, 1);			/* the command line's list replaces */
+	assert_string_equal(c.bundle_paths[0], "/cli/{id}.json");
+	assert_int_equal(c.policy.min_shared_cpus, 2);
+	assert_int_equal(c.policy.on_error, POLICY_ON_ERROR_REJECT);
+	assert_int_equal(c.log_level, LOG_WARNING);
+	assert_true(c.dry_run);
+}
+
+static void test_repeated_bundle_path(void **state)
+{
+	const char *args[] = {
+		"--bundle-path", "/a/{id}", "--bundle-path=/b/{id}", "--bundle-path", "/c/fixed.json",
+		"--config", ini, "--dry-run", NULL,
+	};
+	const char *nine[2 + 2 * 9 + 1] = { "--config", ini };
+	struct cpusetd_config c;
+
+	(void)state;
+	write_ini("");
+	assert_int_equal(load(&c, args), 0);
+	assert_int_equal(c.n_bundle_paths, 3);
+	assert_string_equal(c.bundle_paths[0], "/a/{id}");
+	assert_string_equal(c.bundle_paths[1], "/b/{id}");
+	assert_string_equal(c.bundle_paths[2], "/c/fixed.json");
+	assert_true(c.dry_run);
+
+	for (int i = 1; i <= 9; i++) {
+		nine[2 * i] = "--bundle-path";
+		nine[2 * i + 1] = "/x/{id}";
+	}
+	nine[20] = NULL;
+	assert_int_equal(load(&c, nine), -EINVAL);
+	assert_non_null(strstr(err, "--bundle-path: at most 8 bundle paths"));
+	nine[18] = NULL;	/* exactly 8 is fine */
+	assert_int_equal(load(&c, nine), 0);
+	assert_int_equal(c.n_bundle_paths, CONFIG_MAX_BUNDLE_PATHS);
+}
+
+/* Bad command lines: -EINVAL and one specific line on stderr. */
+static void test_bad_argv(void **state)
+{
+	static char longpath[PATH_MAX + 2];
+	static const struct {
+		const char *args[4];
+		const char *msg;
+	} cases[] = {
+		{ { "--min-shared-cpus", "x" },
+		  "cpusetd: --min-shared-cpus: expected an integer 1..1023, got 'x'\n" },
+		{ { "--min-shared-cpus", "0" }, "1..1023, got '0'" },
+		{ { "--min-shared-cpus", "1024" }, "got '1024'" },
+		{ { "--min-shared-cpus", "+1" }, "got '+1'" },
+		{ { "--min-shared-cpus", " 1" }, "got ' 1'" },
+		{ { "--min-shared-cpus", "1x" }, "got '1x'" },
+		{ { "--min-shared-cpus", "" }, "got ''" },
+		{ { "--min-shared-cpus", "99999999999999999999" }, "got '9999" },
+		{ { "--on-error", "kill" }, "cpusetd: --on-error: expected reject|shared, got 'kill'\n" },
+		{ { "--log-level", "verbose" }, "--log-level: expected error|warning|notice|info|debug" },
+		{ { "--kubepods-root", "kubepods" }, "--kubepods-root: expected an absolute path" },
+		{ { "--bundle-path", "run/{id}" }, "--bundle-path: expected an absolute path" },
+		{ { "--state-dir", "" }, "--state-dir: expected an absolute path, got ''" },
+		{ { "--pin-dir", "bpf" }, "--pin-dir: expected an absolute path" },
+		{ { "--kubelet-pods-dir", "." }, "--kubelet-pods-dir: expected an absolute path" },
+		{ { "--state-dir", longpath }, "--state-dir: path longer than 4095 characters" },
+		{ { "--config", "" }, "--config: expected a file name" },
+		{ { "--config", longpath }, "--config: expected a file name" },
+		{ { "--bogus" }, "cpusetd: unknown option '--bogus' (see --help)\n" },
+		{ { "-x" }, "unknown option '-x'" },
+		{ { "--dry-run=yes" }, "unknown option '--dry-run=yes'" },
+		{ { "--state-dir" }, "cpusetd: option '--state-dir' needs a value\n" },
+		{ { "--min-shared-cpus" }, "option '--min-shared-cpus' needs a value" },
+		{ { "stray" }, "cpusetd: unexpected argument 'stray' (see --help)\n" },
+	};
+	char kr[300];
+
+	(void)state;
+	longpath[0] = '/';
+	memset(longpath + 1, 'a', PATH_MAX);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *args[8] = { "--config", ini };
+		struct cpusetd_config c, before;
+
+		for (int j = 0; cases[i].args[j]; j++)
+			args[2 + j] = cases[i].args[j];
+		write_ini("");
+		memset(&c, 0x5a, sizeof(c));
+		before = c;
+		print_message("case: %s %s\n", cases[i].args[0], cases[i].args[1] ? cases[i].args[1] : "");
+		assert_int_equal(load(&c, args), -EINVAL);
+		assert_non_null(strstr(err, cases[i].msg));
+		/* exactly one line, and not the help text */
+		assert_non_null(strchr(err, '\n'));
+		assert_string_equal(strchr(err, '\n'), "\n");
+		assert_null(strstr(out, "Usage"));
+		assert_memory_equal(&c, &before, sizeof(c));	/* untouched */
+	}
+
+	/* kubepods_root has its own, shorter, limit */
+	kr[0] = '/';
+	memset(kr + 1, 'k', 256);
+	kr[257] = '\0';
+	const char *args[] = { "--kubepods-root", kr, "--config", ini, NULL };
+	struct cpusetd_config c;
+	assert_int_equal(load(&c, args), -EINVAL);
+	assert_non_null(strstr(err, "--kubepods-root: path longer than 255 characters"));
+	kr[255] = '\0';	/* 255 characters: the most that fits */
+	assert_int_equal(load(&c, args), 0);
+	/* "" asks for auto-detection */
+	args[1] = "";
+	assert_int_equal(load(&c, args), 0);
+	assert_string_equal(c.kubepods_root, "");
+}
+
+static void test_good_edges(void **state)
+{
+	const char *args[] = { "--config", ini, "--min-shared-cpus", "1023", "--log-level", "error", NULL };
+	struct cpusetd_config c;
+
+	(void)state;
+	write_ini("");
+	assert_int_equal(load(&c, args), 0);
+	assert_int_equal(c.policy.min_shared_cpus, 1023);
+	assert_int_equal(c.log_level, LOG_ERR);
+}
+
+/* Bad INI files: -EINVAL (or -errno), naming file:line and the key. */
+static void test_bad_ini(void **state)
+{
+	static const struct {
+		const char *text;
+		int line;
+		const char *msg;
+	} cases[] = {
+		{ "state_dir = /s\nfoo = 1\n", 2, "unknown key 'foo'" },
+		{ "[cpusetd]\nconfig = /x\n", 2, "unknown key 'config'" },
+		{ "[other]\nstate_dir = /s\n", 2, "unknown section [other]" },
+		{ "\n\nmin_shared_cpus = many\n", 3, "min_shared_cpus: expected an integer 1..1023, got 'many'" },
+		{ "on-error = maybe\n", 1, "on-error: expected reject|shared, got 'maybe'" },
+		{ "dry_run = perhaps\n", 1, "dry_run: expected true|false|yes|no|1|0, got 'perhaps'" },
+		{ "log_level = loud\n", 1, "log_level: expected error|warning" },
+		{ "state_dir = relative\n", 1, "state_dir: expected an absolute path" },
+		{ "kubepods_root = kubepods\n", 1, "kubepods_root: expected an absolute path" },
+		{ "# ok\njust some words\n", 2, "syntax error" },
+		{ "[cpusetd\n", 1, "syntax error" },
+		{ "a\nfoo = 1\n", 1, "syntax error" },
+		{ "foo = 1\nb\n", 1, "unknown key 'foo'" },
+	};
+	const char *args[] = { "--config", ini, NULL };
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct cpusetd_config c;
+		char want[256];
+
+		write_ini(cases[i].text);
+		print_message("case %zu\n", i);
+		assert_int_equal(load(&c, args), -EINVAL);
+		snprintf(want, sizeof(want), "cpusetd: %s:%d: %s", ini, cases[i].line, cases[i].msg);
+		assert_non_null(strstr(err, want));
+		assert_string_equal(strchr(err, '\n'), "\n");
+	}
+}
+
+static void test_ini_limits(void **state)
+{
+	const char *args[] = { "--config", ini, NULL };
+	char text[1024], *p;
+	struct cpusetd_config c;
+
+	(void)state;
+	/* too many bundle paths in the file */
+	p = text;
+	for (int i = 0; i < 9; i++)
+		p += sprintf(p, "bundle_path = /p%d/{id}\n", i);
+	write_ini(text);
+	assert_int_equal(load(&c, args), -EINVAL);
+	assert_non_null(strstr(err, ":9: bundle_path: at most 8 bundle paths"));
+
+	/* a line inih would split is refused, not truncated */
+	strcpy(text, "state_dir = /");
+	memset(text + strlen(text), 'a', 300);
+	strcpy(text + strlen("state_dir = /") + 300, "\n");
+	write_ini(text);
+	assert_int_equal(load(&c, args), -EINVAL);
+	assert_non_null(strstr(err, ":1: line longer than"));
+
+	/* the longest line inih takes whole is accepted */
+	strcpy(text, "pin_dir = /");
+	memset(text + strlen(text), 'b', 197 - strlen(text));
+	strcpy(text + 197, "\r\n");
+	write_ini(text);
+	assert_int_equal(load(&c, args), 0);
+	assert_int_equal(strlen(c.pin_dir), 197 - strlen("pin_dir = "));
+}
+
+static void test_config_file_errors(void **state)
+{
+	char missing[160];
+	const char *args[] = { "--config", missing, NULL };
+	const char *dir[] = { "--config", tmpdir, NULL };
+	struct cpusetd_config c;
+	int fd;
+
+	(void)state;
+	snprintf(missing, sizeof(missing), "%s/missing.conf", tmpdir);
+	assert_int_equal(load(&c, args), -ENOENT);
+	assert_non_null(strstr(err, "missing.conf"));
+	assert_int_equal(load(&c, dir), -EINVAL);
+	assert_non_null(strstr(err, "not a regular"));
+	/* a NUL byte inside */
+	fd = open(ini, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_int_equal(write(fd, "a=1\0\n", 5), 5);
+	close(fd);
+	args[1] = ini;
+	assert_int_equal(load(&c, args), -EINVAL);
+}
+
+static void test_help_version(void **state)
+{
+	static const char *const help[] = { "--help", NULL }, *const h[] = { "-h", NULL },
+		*const version[] = { "--version", NULL },
+		/* help wins over anything broken around it */
+		*const broken[] = { "--bogus", "--config", "/nonexistent", "--help", NULL };
+	struct cpusetd_config c;
+
+	(void)state;
+	assert_int_equal(load(&c, help), 1);
+	assert_non_null(strstr(out, "Usage: cpusetd"));
+	assert_non_null(strstr(out, "Examples:"));
+	assert_string_equal(err, "");
+	assert_int_equal(load(&c, h), 1);
+	assert_non_null(strstr(out, "--min-shared-cpus"));
+	assert_int_equal(load(&c, version), 1);
+	assert_string_equal(out, "cpusetd 0.1.0\n");
+	assert_int_equal(load(&c, broken), 1);
+	assert_non_null(strstr(out, "Usage: cpusetd"));
+}
+
+/* getopt state is reset: the same call twice gives the same answer. */
+static void test_repeat_calls(void **state)
+{
+	const char *args[] = { "--config", ini, "--pin-dir", "/p", NULL };
+	const char *bad[] = { "--config", ini, "--pin-dir", NULL };
+
+	(void)state;
+	write_ini("");
+	for (int i = 0; i < 3; i++) {
+		struct cpusetd_config c;
+
+		assert_int_equal(load(&c, args), 0);
+		assert_string_equal(c.pin_dir, "/p");
+		assert_int_equal(load(&c, bad), -EINVAL);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_default_file_optional),
+		cmocka_unit_test(test_ini_values),
+		cmocka_unit_test(test_ini_booleans),
+		cmocka_unit_test(test_argv_overrides_ini),
+		cmocka_unit_test(test_repeated_bundle_path),
+		cmocka_unit_test(test_bad_argv),
+		cmocka_unit_test(test_good_edges),
+		cmocka_unit_test(test_bad_ini),
+		cmocka_unit_test(test_ini_limits),
+		cmocka_unit_test(test_config_file_errors),
+		cmocka_unit_test(test_help_version),
+		cmocka_unit_test(test_repeat_calls),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

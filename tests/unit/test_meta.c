@@ -1,0 +1,495 @@
+/*
+ * meta: OCI bundle config.json -> struct pod_meta.
+ * Fixtures (tests/unit/fixtures/meta/) are shaped like what containerd and
+ * CRI-O write; the inline cases probe one rule each. Run from the repo root.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "user/meta.h"
+
+#define FIXTURES	"tests/unit/fixtures/meta/"
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* What a parse should give; NULL strings mean "", cores NULL means none. */
+struct want {
+	bool sandbox;
+	const char *ns, *pod, *ctr, *uid, *sandbox_id, *cores;
+	int64_t quota;
+	uint64_t period, shares;
+	bool limit;
+	const char *cgroups_path, *term;
+};
+
+#define S(x)	((x) ? (x) : "")
+
+static void check_meta(const struct pod_meta *m, const struct want *w)
+{
+	assert_true(m->from_bundle);
+	assert_int_equal(m->sandbox, w->sandbox);
+	assert_string_equal(m->namespace_, S(w->ns));
+	assert_string_equal(m->pod_name, S(w->pod));
+	assert_string_equal(m->container_name, S(w->ctr));
+	assert_string_equal(m->pod_uid, S(w->uid));
+	assert_string_equal(m->sandbox_id, S(w->sandbox_id));
+	assert_int_equal(m->has_cores_ids, w->cores != NULL);
+	assert_string_equal(m->cores_ids, S(w->cores));
+	assert_int_equal(m->quota_us, w->quota);
+	assert_int_equal(m->period_us, w->period);
+	assert_int_equal(m->cpu_shares, w->shares);
+	assert_int_equal(m->has_cpu_limit, w->limit);
+	assert_string_equal(m->cgroups_path, S(w->cgroups_path));
+	assert_string_equal(m->termination_log, S(w->term));
+}
+
+#define CTRD_SB		"8d1f0c5a2b7e4e19a3c6f0d2b9e8a7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0"
+#define CTRD_UID	"3f6c2a1e-8b4d-4c7a-9e2f-1a5b6c7d8e9f"
+#define CRIO_SB		"5b2e9d1c7a4f4b3e8c6d0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a9f0e1d"
+#define CRIO_UID	"9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+
+static const struct {
+	const char *file;
+	struct want w;
+} fixture_cases[] = {
+	{ "containerd-sandbox.json", {
+		.sandbox = true, .ns = "storage", .pod = "db-0", .uid = CTRD_UID,
+		.sandbox_id = CTRD_SB, .cores = "2-3,10", .quota = -1, .shares = 2,
+		.cgroups_path = "kubepods-pod3f6c2a1e_8b4d_4c7a_9e2f_1a5b6c7d8e9f.slice:cri-containerd:" CTRD_SB,
+	} },
+	{ "containerd-container.json", {
+		.ns = "storage", .pod = "db-0", .ctr = "postgres", .uid = CTRD_UID,
+		.sandbox_id = CTRD_SB, .quota = 400000, .period = 100000, .shares = 4096,
+		.limit = true,
+		.cgroups_path = "kubepods-pod3f6c2a1e_8b4d_4c7a_9e2f_1a5b6c7d8e9f.slice:cri-containerd:"
+				"c0ffee00112233445566778899aabbccddeeff00112233445566778899aabbcc",
+		.term = "/var/lib/kubelet/pods/" CTRD_UID "/containers/postgres/6e1b9f0c",
+	} },
+	{ "crio-sandbox.json", {
+		.sandbox = true, .ns = "shop", .pod = "web-7d9f8b6c5-x2x9q", .ctr = "POD",
+		.uid = CRIO_UID, .sandbox_id = CRIO_SB, .cores = "4-7", .quota = -1, .shares = 2,
+		.cgroups_path = "kubepods-burstable-pod9a8b7c6d_5e4f_4a3b_8c2d_1e0f9a8b7c6d.slice:crio:" CRIO_SB,
+	} },
+	{ "crio-container.json", {
+		.ns = "shop", .pod = "web-7d9f8b6c5-x2x9q", .ctr = "nginx", .uid = CRIO_UID,
+		.sandbox_id = CRIO_SB, .quota = -1, .period = 100000, .shares = 256,
+		.cgroups_path = "kubepods-burstable-pod9a8b7c6d_5e4f_4a3b_8c2d_1e0f9a8b7c6d.slice:crio:"
+				"7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d",
+		/* custom terminationMessagePath */
+		.term = "/var/lib/kubelet/pods/" CRIO_UID "/containers/nginx/a1b2c3d4",
+	} },
+};
+
+static void test_fixtures(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(fixture_cases); i++) {
+		struct pod_meta m;
+		char path[256];
+
+		snprintf(path, sizeof(path), FIXTURES "%s", fixture_cases[i].file);
+		print_message("fixture %s\n", path);
+		assert_int_equal(meta_parse_file(path, &m), 0);
+		check_meta(&m, &fixture_cases[i].w);
+	}
+}
+
+/* Inline texts that parse. */
+static const struct {
+	const char *name, *json;
+	struct want w;
+} good_cases[] = {
+	{ "empty object", "{}", { .quota = -1 } },
+	{ "nulls are absent",
+	  "{\"annotations\":null,\"linux\":{\"cgroupsPath\":null,\"resources\":{\"cpu\":"
+	  "{\"quota\":null,\"period\":null}}},\"mounts\":null}", { .quota = -1 } },
+	{ "quota -1", "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":-1,\"period\":100000}}}}",
+	  { .quota = -1, .period = 100000 } },
+	{ "quota missing", "{\"linux\":{\"resources\":{\"cpu\":{\"period\":100000,\"shares\":1024}}}}",
+	  { .quota = -1, .period = 100000, .shares = 1024 } },
+	{ "quota without period", "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":50000}}}}",
+	  { .quota = 50000 } },
+	{ "fractional limit",
+	  "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":150000,\"period\":100000}}}}",
+	  { .quota = 150000, .period = 100000, .limit = true } },
+	{ "crio: cores-ids only inside io.kubernetes.cri-o.Annotations",
+	  "{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"sandbox\","
+	  "\"io.kubernetes.cri-o.Annotations\":\"{\\\"weka.io/cores-ids\\\":\\\"0,2-3,8\\\"}\"}}",
+	  { .sandbox = true, .cores = "0,2-3,8", .quota = -1 } },
+	{ "direct cores-ids wins over the CRI-O copy",
+	  "{\"annotations\":{\"weka.io/cores-ids\":\"1\","
+	  "\"io.kubernetes.cri-o.Annotations\":\"{\\\"weka.io/cores-ids\\\":\\\"9\\\"}\"}}",
+	  { .cores = "1", .quota = -1 } },
+	{ "crio annotations without cores-ids",
+	  "{\"annotations\":{\"io.kubernetes.cri-o.Annotations\":\"{\\\"a\\\":\\\"b\\\"}\"}}",
+	  { .quota = -1 } },
+	{ "empty cores-ids is kept for the policy to judge",
+	  "{\"annotations\":{\"weka.io/cores-ids\":\"\"}}", { .cores = "", .quota = -1 } },
+	{ "containerd key wins over the CRI-O one",
+	  "{\"annotations\":{\"io.kubernetes.cri.sandbox-name\":\"a\",\"io.kubernetes.pod.name\":\"b\"}}",
+	  { .pod = "a", .quota = -1 } },
+	{ "container type other than sandbox",
+	  "{\"annotations\":{\"io.kubernetes.cri.container-type\":\"container\"}}", { .quota = -1 } },
+	{ "termination path set but not mounted",
+	  "{\"annotations\":{\"io.kubernetes.container.terminationMessagePath\":\"/x\"},"
+	  "\"mounts\":[{\"destination\":\"/dev/termination-log\",\"source\":\"/h/t\"}]}",
+	  { .quota = -1 } },
+	{ "custom path, annotation dropped by containerd: kubelet-shaped source found",
+	  "{\"annotations\":{\"io.kubernetes.cri.sandbox-uid\":\"u1\","
+	  "\"io.kubernetes.cri.container-name\":\"app\"},\"mounts\":["
+	  "{\"destination\":\"/etc/hosts\",\"source\":\"/var/lib/kubelet/pods/u1/etc-hosts\"},"
+	  "{\"destination\":\"/log/why\",\"source\":\"/var/lib/kubelet/pods/u1/containers/app/ff01\"}]}",
+	  { .uid = "u1", .ctr = "app", .quota = -1,
+	    .term = "/var/lib/kubelet/pods/u1/containers/app/ff01" } },
+	{ "kubelet-shaped source of another container is not taken",
+	  "{\"annotations\":{\"io.kubernetes.cri.sandbox-uid\":\"u1\","
+	  "\"io.kubernetes.cri.container-name\":\"app\"},\"mounts\":["
+	  "{\"destination\":\"/log/why\",\"source\":\"/var/lib/kubelet/pods/u1/containers/side/ff01\"}]}",
+	  { .uid = "u1", .ctr = "app", .quota = -1 } },
+	{ "mount without source",
+	  "{\"mounts\":[{\"destination\":\"/dev/termination-log\",\"type\":\"tmpfs\"}]}",
+	  { .quota = -1 } },
+	{ "unknown keys of any type are ignored",
+	  "{\"annotations\":{\"x\":5,\"y\":[1]},\"process\":7,\"linux\":{\"sysctl\":1}}",
+	  { .quota = -1 } },
+	{ "trailing whitespace", "{}\n\t ", { .quota = -1 } },
+};
+
+static void test_good_texts(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(good_cases); i++) {
+		struct pod_meta m;
+
+		print_message("case: %s\n", good_cases[i].name);
+		assert_int_equal(meta_parse_text(good_cases[i].json, &m), 0);
+		check_meta(&m, &good_cases[i].w);
+	}
+}
+
+/* Inline texts that must fail, and how. */
+static const struct {
+	const char *name, *json;
+	int err;
+} bad_cases[] = {
+	{ "empty text", "", -EBADMSG },
+	{ "garbage", "this is not json", -EBADMSG },
+	{ "truncated", "{\"annotations\":{", -EBADMSG },
+	{ "trailing garbage", "{} x", -EBADMSG },
+	{ "two documents", "{}{}", -EBADMSG },
+	{ "trailing comma", "{\"a\":1,}", -EBADMSG },
+	{ "array root", "[]", -EBADMSG },
+	{ "string root", "\"x\"", -EBADMSG },
+	{ "invalid UTF-8", "{\"annotations\":{\"io.kubernetes.pod.name\":\"\xff\xfe\"}}", -EBADMSG },
+	{ "annotations is an array", "{\"annotations\":[]}", -EBADMSG },
+	{ "container name is a number",
+	  "{\"annotations\":{\"io.kubernetes.cri.container-name\":5}}", -EBADMSG },
+	{ "container type is a bool",
+	  "{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":true}}", -EBADMSG },
+	{ "cores-ids is a number", "{\"annotations\":{\"weka.io/cores-ids\":3}}", -EBADMSG },
+	{ "cores-ids is an array", "{\"annotations\":{\"weka.io/cores-ids\":[1,2]}}", -EBADMSG },
+	{ "second key malformed behind a good first",
+	  "{\"annotations\":{\"io.kubernetes.cri.sandbox-name\":\"a\",\"io.kubernetes.pod.name\":{}}}",
+	  -EBADMSG },
+	{ "NUL inside a string",
+	  "{\"annotations\":{\"weka.io/cores-ids\":\"1\\u00002\"}}", -EBADMSG },
+	{ "crio annotations not JSON",
+	  "{\"annotations\":{\"io.kubernetes.cri-o.Annotations\":\"{nope\"}}", -EBADMSG },
+	{ "crio annotations a JSON array",
+	  "{\"annotations\":{\"io.kubernetes.cri-o.Annotations\":\"[]\"}}", -EBADMSG },
+	{ "crio annotations a number",
+	  "{\"annotations\":{\"io.kubernetes.cri-o.Annotations\":7}}", -EBADMSG },
+	{ "crio inner cores-ids a number",
+	  "{\"annotations\":{\"io.kubernetes.cri-o.Annotations\":\"{\\\"weka.io/cores-ids\\\":4}\"}}",
+	  -EBADMSG },
+	{ "linux is a string", "{\"linux\":\"x\"}", -EBADMSG },
+	{ "resources is an array", "{\"linux\":{\"resources\":[]}}", -EBADMSG },
+	{ "cpu is a number", "{\"linux\":{\"resources\":{\"cpu\":1}}}", -EBADMSG },
+	{ "quota is a string", "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":\"100000\"}}}}", -EBADMSG },
+	{ "quota is a float", "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":1.5}}}}", -EBADMSG },
+	{ "quota above int64",
+	  "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":9223372036854775808}}}}", -EBADMSG },
+	{ "negative period", "{\"linux\":{\"resources\":{\"cpu\":{\"period\":-1}}}}", -EBADMSG },
+	{ "shares is a string", "{\"linux\":{\"resources\":{\"cpu\":{\"shares\":\"2\"}}}}", -EBADMSG },
+	{ "cgroupsPath is a number", "{\"linux\":{\"cgroupsPath\":1}}", -EBADMSG },
+	{ "mounts is an object", "{\"mounts\":{}}", -EBADMSG },
+	{ "mount is a string", "{\"mounts\":[\"/a\"]}", -EBADMSG },
+	{ "mount destination is a number", "{\"mounts\":[{\"destination\":1,\"source\":\"/a\"}]}", -EBADMSG },
+	{ "mount source is an array", "{\"mounts\":[{\"destination\":\"/a\",\"source\":[]}]}", -EBADMSG },
+	{ "termination path is a number",
+	  "{\"annotations\":{\"io.kubernetes.container.terminationMessagePath\":0}}", -EBADMSG },
+};
+
+static void test_bad_texts(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(bad_cases); i++) {
+		struct pod_meta m, before;
+
+		print_message("case: %s\n", bad_cases[i].name);
+		memset(&m, 0x5a, sizeof(m));
+		before = m;
+		assert_int_equal(meta_parse_text(bad_cases[i].json, &m), bad_cases[i].err);
+		/* ret_ is untouched on failure */
+		assert_memory_equal(&m, &before, sizeof(m));
+	}
+}
+
+/*
+ * Each string field at its limit (buffer - 1 bytes: accepted) and one past
+ * it (refused, never truncated). JSON text: pre + value + post.
+ */
+static const struct {
+	const char *pre, *post;
+	size_t size;
+	size_t off;
+} size_cases[] = {
+#define A(key) "{\"annotations\":{\"" key "\":\""
+#define AE "\"}}"
+#define F(f) sizeof(((struct pod_meta *)0)->f), offsetof(struct pod_meta, f)
+	{ A("io.kubernetes.cri.sandbox-name"), AE, F(pod_name) },
+	{ A("io.kubernetes.pod.namespace"), AE, F(namespace_) },
+	{ A("io.kubernetes.cri.sandbox-uid"), AE, F(pod_uid) },
+	{ A("io.kubernetes.container.name"), AE, F(container_name) },
+	{ A("io.kubernetes.cri-o.SandboxID"), AE, F(sandbox_id) },
+	{ A("weka.io/cores-ids"), AE, F(cores_ids) },
+	{ "{\"linux\":{\"cgroupsPath\":\"", "\"}}", F(cgroups_path) },
+	{ "{\"mounts\":[{\"destination\":\"/dev/termination-log\",\"source\":\"/", "\"}]}",
+	  F(termination_log) },
+#undef A
+#undef AE
+#undef F
+};
+
+static void test_string_limits(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(size_cases); i++) {
+		size_t pre = strlen(size_cases[i].pre), size = size_cases[i].size;
+		char *json = malloc(pre + size + 64);
+		struct pod_meta m;
+
+		assert_non_null(json);
+		for (size_t len = size - 1; len <= size; len++) {
+			/* the termination source starts with a '/' already in pre */
+			size_t fill = len - (size_cases[i].pre[pre - 1] == '/');
+
+			memcpy(json, size_cases[i].pre, pre);
+			memset(json + pre, 'a', fill);
+			strcpy(json + pre + fill, size_cases[i].post);
+			print_message("case: %s... (%zu bytes)\n", size_cases[i].pre, len);
+			if (len < size) {
+				assert_int_equal(meta_parse_text(json, &m), 0);
+				assert_int_equal(strlen((char *)&m + size_cases[i].off), len);
+			} else {
+				assert_int_equal(meta_parse_text(json, &m), -EBADMSG);
+			}
+		}
+		free(json);
+	}
+}
+
+/* A fresh temporary directory; the tests below own it. */
+static char tmpdir[64];
+
+static int setup_tmp(void **state)
+{
+	(void)state;
+	strcpy(tmpdir, "/tmp/test_meta.XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_tmp(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void mkdirs(const char *path)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_parse_file_errors(void **state)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	struct pod_meta m;
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/missing.json", tmpdir);
+	assert_int_equal(meta_parse_file(path, &m), -ENOENT);
+
+	/* a symlink is refused even when it points at a good file */
+	snprintf(path, sizeof(path), "%s/good.json", tmpdir);
+	write_file(path, "{}");
+	snprintf(link, sizeof(link), "%s/link.json", tmpdir);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(meta_parse_file(link, &m), -ELOOP);
+	assert_int_equal(meta_parse_file(path, &m), 0);
+
+	/* not a regular file: a directory, a FIFO (must not block) */
+	assert_int_equal(meta_parse_file(tmpdir, &m), -EINVAL);
+	snprintf(path, sizeof(path), "%s/fifo", tmpdir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(meta_parse_file(path, &m), -EINVAL);
+
+	/* one byte above the cap; at the cap it is read (and is bad JSON) */
+	snprintf(path, sizeof(path), "%s/big.json", tmpdir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, META_MAX_CONFIG_BYTES + 1), 0);
+	assert_int_equal(meta_parse_file(path, &m), -EFBIG);
+	assert_int_equal(ftruncate(fd, META_MAX_CONFIG_BYTES), 0);
+	assert_int_equal(meta_parse_file(path, &m), -EBADMSG);
+	close(fd);
+
+	/* a NUL byte in the file */
+	snprintf(path, sizeof(path), "%s/nul.json", tmpdir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_int_equal(write(fd, "{}\0", 3), 3);
+	close(fd);
+	assert_int_equal(meta_parse_file(path, &m), -EBADMSG);
+}
+
+static void test_load_templates(void **state)
+{
+	char t1[PATH_MAX], t2[PATH_MAX], t3[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 32];
+	const char *id = "abc123";
+	struct pod_meta m;
+
+	(void)state;
+	snprintf(t1, sizeof(t1), "%s/containerd/{id}/config.json", tmpdir);
+	snprintf(t2, sizeof(t2), "%s/crio/{id}/userdata/{id}.json", tmpdir);
+	const char *templates[] = { t1, t2 };
+
+	assert_int_equal(meta_load(templates, 2, id, &m), -ENOENT);
+	assert_int_equal(meta_load(templates, 0, id, &m), -ENOENT);
+
+	/* first missing, second present: every {id} replaced */
+	snprintf(dir, sizeof(dir), "%s/crio/%s/userdata", tmpdir, id);
+	mkdirs(dir);
+	snprintf(path, sizeof(path), "%s/%s.json", dir, id);
+	write_file(path, "{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"sandbox\","
+			 "\"io.kubernetes.pod.name\":\"p\"}}");
+	assert_int_equal(meta_load(templates, 2, id, &m), 0);
+	assert_true(m.sandbox);
+	assert_string_equal(m.pod_name, "p");
+	/* a sandbox without a sandbox-id annotation is its own sandbox */
+	assert_string_equal(m.sandbox_id, id);
+
+	/* both present: the first template wins */
+	snprintf(dir, sizeof(dir), "%s/containerd/%s", tmpdir, id);
+	mkdirs(dir);
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	write_file(path, "{\"annotations\":{\"io.kubernetes.cri.sandbox-name\":\"first\"}}");
+	assert_int_equal(meta_load(templates, 2, id, &m), 0);
+	assert_string_equal(m.pod_name, "first");
+	assert_false(m.sandbox);
+	assert_string_equal(m.sandbox_id, "");
+
+	/* the file found is bad: its error, no fallback to the next */
+	write_file(path, "{");
+	assert_int_equal(meta_load(templates, 2, id, &m), -EBADMSG);
+
+	/* a template without {id} is used verbatim */
+	snprintf(t3, sizeof(t3), "%s/fixed.json", tmpdir);
+	write_file(t3, "{\"annotations\":{\"io.kubernetes.pod.namespace\":\"ns\"}}");
+	const char *fixed[] = { t3 };
+	assert_int_equal(meta_load(fixed, 1, "anything", &m), 0);
+	assert_string_equal(m.namespace_, "ns");
+
+	/* a template whose path runs through a file counts as missing */
+	snprintf(t3, sizeof(t3), "%s/fixed.json/{id}", tmpdir);
+	const char *through[] = { t3, t2 };
+	assert_int_equal(meta_load(through, 2, id, &m), 0);
+	assert_string_equal(m.pod_name, "p");
+}
+
+static void test_load_bad_ids(void **state)
+{
+	static const char *const bad[] = { "", ".", "..", "../etc", "a/b" };
+	const char *templates[] = { "/nonexistent/{id}/config.json" };
+	char longid[PATH_MAX];
+	struct pod_meta m;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		assert_int_equal(meta_load(templates, 1, bad[i], &m), -EINVAL);
+	memset(longid, 'a', sizeof(longid) - 1);
+	longid[sizeof(longid) - 1] = '\0';
+	assert_int_equal(meta_load(templates, 1, longid, &m), -ENAMETOOLONG);
+}
+
+static void test_name(void **state)
+{
+	static const struct {
+		const char *ns, *pod, *ctr, *id;
+		bool sandbox;
+		size_t len;
+		const char *want;
+	} cases[] = {
+		{ "shop", "web-1", "nginx", "7e6d5c4b3a2f1e0d", false, 128, "shop/web-1/nginx" },
+		{ "shop", "web-1", "", "7e6d5c4b3a2f1e0d9c8b", false, 128, "shop/web-1/7e6d5c4b3a2f" },
+		{ "shop", "web-1", "", NULL, false, 128, "shop/web-1/?" },
+		{ "shop", "web-1", "", "", false, 128, "shop/web-1/?" },
+		{ "", "", "", NULL, false, 128, "?/?/?" },
+		{ "shop", "web-1", "", "5b2e", true, 128, "shop/web-1/POD" },
+		{ "shop", "web-1", "POD", "5b2e", true, 128, "shop/web-1/POD" },
+		{ "", "web-1", "app", NULL, false, 128, "?/web-1/app" },
+		{ "shop", "web-1", "nginx", NULL, false, 8, "shop/we" },
+		{ "sh\nop", "web\x1b", "a", NULL, false, 128, "sh?op/web?/a" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct pod_meta m = { .sandbox = cases[i].sandbox };
+		char buf[128];
+
+		strcpy(m.namespace_, cases[i].ns);
+		strcpy(m.pod_name, cases[i].pod);
+		strcpy(m.container_name, cases[i].ctr);
+		meta_name(&m, cases[i].id, buf, cases[i].len);
+		assert_string_equal(buf, cases[i].want);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixtures),
+		cmocka_unit_test(test_good_texts),
+		cmocka_unit_test(test_bad_texts),
+		cmocka_unit_test(test_string_limits),
+		cmocka_unit_test_setup_teardown(test_parse_file_errors, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_load_templates, setup_tmp, teardown_tmp),
+		cmocka_unit_test(test_load_bad_ids),
+		cmocka_unit_test(test_name),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,40 @@
+/*
+ * Daemon settings: defaults, then the INI file (--config, parsed with
+ * inih), then the command line, each overriding the one before.
+ * INI keys are the long option names with '-' or '_' (section [cpusetd]
+ * or none): kubepods_root, bundle_path (repeatable), state_dir, pin_dir,
+ * on_error, min_shared_cpus, log_level, dry_run, kubelet_pods_dir.
+ */
+#ifndef CPUSETD_CONFIG_H
+#define CPUSETD_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include "policy.h"
+
+#define CONFIG_MAX_BUNDLE_PATHS		8
+#define CONFIG_DEFAULT_FILE		"/etc/cpusetd/cpusetd.conf"
+
+struct cpusetd_config {
+	char config_file[PATH_MAX];
+	char kubepods_root[256];	/* "" = find it */
+	char bundle_paths[CONFIG_MAX_BUNDLE_PATHS][PATH_MAX];
+	unsigned n_bundle_paths;
+	char state_dir[PATH_MAX];
+	char pin_dir[PATH_MAX];
+	char kubelet_pods_dir[PATH_MAX];
+	struct policy_config policy;
+	int log_level;			/* syslog level */
+	bool dry_run;
+};
+
+/*
+ * Fills *ret from defaults, the config file and argv. The config file is
+ * optional when it is the default and missing; a named one must exist.
+ * Prints the one specific error to stderr on bad input.
+ * Returns 0; 1 when --help or --version was printed (exit 0);
+ * -EINVAL for bad input; -errno reading the file.
+ */
+int config_load(int argc, char **argv, struct cpusetd_config *ret);
+
+#endif

@@ -1,0 +1,555 @@
+/*
+ * The controller: detection events in, cpuset writes out.
+ *
+ * Ordering: when a pod takes CPUs, shared containers are shrunk first and
+ * the exclusive container is written after, so the window in which both
+ * run on a CPU is as short as the writes themselves; when a pod leaves,
+ * its CPUs go back to the shared pool. Writes are skipped when the value
+ * we last wrote or read is already there.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "controller.h"
+#include "log.h"
+#include "reject.h"
+#include "strmap.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);	/* same clock as bpf_ktime_get_ns */
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int controller_init(struct controller *c, const struct cpusetd_config *cfg,
+		    struct cgfs *cg, const struct topology *topo, const char *root)
+{
+	int r;
+
+	*c = (struct controller){ .cfg = cfg, .cg = cg, .topo = topo };
+	snprintf(c->root, sizeof(c->root), "%s", root);
+	r = policy_new(topo, &cfg->policy, &c->policy);
+	if (r < 0)
+		return r;
+	c->by_path = strmap_new();
+	if (!c->by_path) {
+		policy_free(c->policy);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void free_table(struct strmap *m)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (strmap_next(m, &it, &k, &v))
+		free(v);
+	strmap_free(m);
+}
+
+void controller_fini(struct controller *c)
+{
+	if (c->by_path)
+		free_table(c->by_path);
+	policy_free(c->policy);
+	c->by_path = NULL;
+	c->policy = NULL;
+}
+
+struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (strmap_next(c->by_path, &it, &k, &v))
+		if (((struct container *)v)->cgroup_id == cgroup_id)
+			return v;
+	return NULL;
+}
+
+/* --- metadata --- */
+
+/* The pod's sandbox container in the table, or NULL. O(N), once per
+ * container start. */
+static const struct container *find_sandbox(const struct controller *c, const char *sandbox_id)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (strmap_next(c->by_path, &it, &k, &v)) {
+		const struct container *ct = v;
+
+		if (ct->meta.sandbox && strcmp(ct->info.container_id, sandbox_id) == 0)
+			return ct;
+	}
+	return NULL;
+}
+
+/* Pod annotations live on the sandbox; a runtime that does not copy them
+ * to each container (no pod_annotations) still gets them from there. */
+static void inherit_pod_annotations(struct container *ct, const struct container *sb)
+{
+	if (ct->meta.has_cores_ids || ct->meta.sandbox || !sb || !sb->meta.has_cores_ids)
+		return;
+	ct->meta.has_cores_ids = true;
+	memcpy(ct->meta.cores_ids, sb->meta.cores_ids, sizeof(ct->meta.cores_ids));
+}
+
+/* Bundle first; without one, what the cgroup itself tells. */
+static void load_meta(struct controller *c, struct container *ct)
+{
+	const char *tmpl[CONFIG_MAX_BUNDLE_PATHS];
+	int r;
+
+	for (unsigned i = 0; i < c->cfg->n_bundle_paths; i++)
+		tmpl[i] = c->cfg->bundle_paths[i];
+	r = meta_load(tmpl, c->cfg->n_bundle_paths, ct->info.container_id, &ct->meta);
+	if (r < 0) {
+		if (r != -ENOENT)
+			log_warn("container %s: unreadable bundle config.json (%s); using cgroup files",
+				 ct->info.container_id, strerror(-r));
+		memset(&ct->meta, 0, sizeof(ct->meta));
+		ct->meta.quota_us = -1;
+		if (cgfs_read_cpu_quota(c->cg, ct->path, &ct->meta.quota_us, &ct->meta.period_us) == 0)
+			ct->meta.has_cpu_limit = true;
+	}
+	if (!ct->meta.pod_uid[0])
+		snprintf(ct->meta.pod_uid, sizeof(ct->meta.pod_uid), "%s", ct->info.pod_uid);
+	meta_name(&ct->meta, ct->info.container_id, ct->name, sizeof(ct->name));
+}
+
+static struct container *new_container(struct controller *c, const char *path,
+				       const struct cgfs_path_info *info)
+{
+	struct container *ct = calloc(1, sizeof(*ct));
+
+	if (!ct)
+		return NULL;
+	snprintf(ct->path, sizeof(ct->path), "%s", path);
+	ct->info = *info;
+	if (cgfs_cgroup_id(c->cg, path, &ct->cgroup_id) < 0)
+		ct->cgroup_id = 0;
+	load_meta(c, ct);
+	return ct;
+}
+
+static void request_of(const struct container *ct, struct policy_request *req)
+{
+	*req = (struct policy_request){
+		.container_id = ct->info.container_id,
+		.pod_uid = ct->meta.pod_uid,
+		.name = ct->name,
+		.sandbox = ct->meta.sandbox,
+		.qos = ct->info.qos,
+		.cores_ids = ct->meta.has_cores_ids ? ct->meta.cores_ids : NULL,
+		.quota_us = ct->meta.has_cpu_limit ? ct->meta.quota_us : -1,
+		.period_us = ct->meta.has_cpu_limit ? ct->meta.period_us : 0,
+	};
+}
+
+/* --- writes --- */
+
+static void note_write(struct controller *c, struct container *ct, const char *what, int r)
+{
+	c->n.cgroup_writes++;
+	if (r == 0 || r == -ENOENT)	/* vanished: it will be gone from the table soon */
+		return;
+	c->n.cgroup_write_errors++;
+	log_warn("%s (%s): writing %s failed: %s", ct->name, ct->path, what, strerror(-r));
+}
+
+/* Writes f = m unless *known says it is there already. */
+static void write_set(struct controller *c, struct container *ct, enum cgfs_cpuset_file f,
+		      const struct cpumask *m, struct cpumask *applied, bool *known)
+{
+	char buf[CPULIST_MAX];
+	int r;
+
+	if (*known && cpumask_equal(applied, m))
+		return;
+	if (c->cfg->dry_run) {
+		cpulist_format(m, buf, sizeof(buf));
+		log_info("dry-run: %s: would set %s to %s", ct->name,
+			 f == CGFS_CPUS ? "cpuset.cpus" : "cpuset.mems", buf);
+		return;
+	}
+	r = cgfs_write_cpuset(c->cg, c->root, ct->path, f, m);
+	note_write(c, ct, f == CGFS_CPUS ? "cpuset.cpus" : "cpuset.mems", r);
+	if (r == 0) {
+		*applied = *m;
+		*known = true;
+		c->dirty = true;
+	}
+}
+
+static void sync_placement_map(struct controller *c, struct container *ct, bool arm)
+{
+	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = arm };
+
+	if (!c->bpf || !ct->cgroup_id)
+		return;
+	memcpy(pl.cpus, ct->d.cpus.bits, sizeof(pl.cpus));
+	if (bpf_events_set_placement(c->bpf, ct->cgroup_id, &pl) < 0)
+		log_debug("%s: placement map update failed", ct->name);
+}
+
+/* Brings one container to its decision. Shared: the current pool, mems
+ * untouched; an empty pool is never written (tasks could not run). */
+static void apply(struct controller *c, struct container *ct)
+{
+	if (ct->d.kind == CPUSETD_KIND_SHARED) {
+		policy_shared_pool(c->policy, &ct->d.cpus);
+		if (!cpumask_empty(&ct->d.cpus))
+			write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
+		return;
+	}
+	/* mems first when growing onto new nodes is harmless either way;
+	 * cpus first keeps the container runnable if the mems write fails. */
+	write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
+	write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
+}
+
+/* Every shared container to the current pool. */
+static void resize_shared(struct controller *c)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (strmap_next(c->by_path, &it, &k, &v)) {
+		struct container *ct = v;
+
+		if (ct->d.kind == CPUSETD_KIND_SHARED)
+			apply(c, ct);
+	}
+	c->n.resizes++;
+}
+
+static void record_convergence(struct controller *c, uint64_t event_ns)
+{
+	uint64_t now = now_ns();
+
+	if (!event_ns || now < event_ns)
+		return;
+	c->conv_ns[c->conv_count % STATUS_RECENT] = now - event_ns;
+	c->conv_count++;
+}
+
+/* --- decisions --- */
+
+static void log_decision(const struct container *ct)
+{
+	char cpus[CPULIST_MAX], mems[CPULIST_MAX];
+
+	cpulist_format(&ct->d.cpus, cpus, sizeof(cpus));
+	cpulist_format(&ct->d.mems, mems, sizeof(mems));
+	log_info("%s (%.12s): %s%s, cpus %s%s%s", ct->name, ct->info.container_id,
+		 policy_kind_name(ct->d.kind), ct->meta.sandbox ? " sandbox" : "", cpus,
+		 cpumask_empty(&ct->d.mems) ? "" : ", mems ", mems);
+}
+
+/* Admission error: logged once; on_error=reject writes the reason where
+ * kubelet reads it and kills the container. */
+static void handle_error(struct controller *c, struct container *ct)
+{
+	char msg[512];
+	int r;
+
+	if (!ct->error_logged) {
+		log_error("%s (%.12s): admission error %s: %s; %s", ct->name,
+			  ct->info.container_id, policy_error_name(ct->d.err), ct->d.reason,
+			  ct->d.reject ? "rejecting it" : "keeping it on the shared pool");
+		ct->error_logged = true;
+		c->dirty = true;
+	}
+	if (!ct->d.reject || c->cfg->dry_run)
+		return;
+	if (!ct->killed && ct->meta.termination_log[0]) {
+		snprintf(msg, sizeof(msg), "cpusetd: %s: %s", policy_error_name(ct->d.err),
+			 ct->d.reason);
+		r = reject_write_message(c->cfg->kubelet_pods_dir, ct->meta.termination_log, msg);
+		if (r < 0)
+			log_warn("%s: cannot write termination message %s: %s", ct->name,
+				 ct->meta.termination_log, strerror(-r));
+	}
+	r = cgfs_kill(c->cg, ct->path);
+	if (r < 0)
+		log_warn("%s: killing rejected container failed: %s", ct->name, strerror(-r));
+	if (!ct->killed)
+		c->n.rejected++;
+	ct->killed = true;
+}
+
+/* Admits a container seen by a mkdir event and converges. */
+static int place(struct controller *c, struct container *ct, uint64_t event_ns)
+{
+	struct cpumask before, after;
+	struct policy_request req;
+	int r;
+
+	policy_reserved(c->policy, &before);
+	request_of(ct, &req);
+	r = policy_admit(c->policy, &req, &ct->d);
+	if (r == -ENOMEM)
+		return r;
+	policy_reserved(c->policy, &after);
+	if (!cpumask_equal(&before, &after)) {
+		resize_shared(c);		/* shared leave the new CPUs first */
+		apply(c, ct);
+		record_convergence(c, event_ns);
+	} else {
+		apply(c, ct);
+	}
+	log_decision(ct);
+	if (ct->d.err)
+		handle_error(c, ct);
+	sync_placement_map(c, ct, true);
+	c->dirty = true;
+	return 0;
+}
+
+static int on_mkdir(struct controller *c, const struct cpusetd_event *ev)
+{
+	struct cgfs_path_info info;
+	struct container *ct;
+
+	if (cgfs_parse_path(c->root, ev->path, &info) < 0 || info.level != CGFS_LEVEL_CONTAINER)
+		return 0;
+	if (strmap_get(c->by_path, ev->path))
+		return 0;	/* already known from a resync */
+	ct = new_container(c, ev->path, &info);
+	if (!ct || strmap_put(c->by_path, ct->path, ct) < 0) {
+		free(ct);
+		return -ENOMEM;
+	}
+	if (!ct->cgroup_id)
+		ct->cgroup_id = ev->cgroup_id;
+	if (ct->meta.sandbox_id[0])
+		inherit_pod_annotations(ct, find_sandbox(c, ct->meta.sandbox_id));
+	return place(c, ct, ev->ts_ns);
+}
+
+static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
+{
+	struct container *ct = strmap_del(c->by_path, ev->path);
+
+	if (!ct)
+		return 0;
+	if (c->bpf && ct->cgroup_id)
+		bpf_events_del_placement(c->bpf, ct->cgroup_id);
+	log_info("%s (%.12s): gone", ct->name, ct->info.container_id);
+	if (policy_release(c->policy, ct->info.container_id)) {
+		resize_shared(c);
+		record_convergence(c, ev->ts_ns);
+	}
+	free(ct);
+	c->dirty = true;
+	return 0;
+}
+
+/* First exec in a placed container: the runtime may have written its own
+ * cpuset after our mkdir-time write (runc copies the parent's set, or
+ * applies linux.resources.cpu.cpus). Re-read and re-apply. */
+static int on_exec(struct controller *c, const struct cpusetd_event *ev)
+{
+	struct container *ct = controller_find_id(c, ev->cgroup_id);
+	struct cpumask cpus, mems;
+	bool cpus_ok, mems_ok;
+
+	if (!ct)
+		return 0;
+	cpumask_zero(&cpus);
+	cpumask_zero(&mems);
+	if (ct->d.err)
+		handle_error(c, ct);
+	if (ct->d.reject)
+		return 0;
+	if (ct->d.kind == CPUSETD_KIND_SHARED)
+		policy_shared_pool(c->policy, &ct->d.cpus);
+	cpus_ok = cgfs_read_cpuset(c->cg, ct->path, CGFS_CPUS, &cpus) == 0;
+	mems_ok = cgfs_read_cpuset(c->cg, ct->path, CGFS_MEMS, &mems) == 0;
+	ct->cpus_known = cpus_ok;
+	ct->cpus_applied = cpus;
+	ct->mems_known = mems_ok;
+	ct->mems_applied = mems;
+	if ((cpus_ok && !cpumask_equal(&cpus, &ct->d.cpus) && !cpumask_empty(&ct->d.cpus)) ||
+	    (mems_ok && ct->d.kind != CPUSETD_KIND_SHARED && !cpumask_equal(&mems, &ct->d.mems))) {
+		char have[CPULIST_MAX];
+
+		cpulist_format(&cpus, have, sizeof(have));
+		log_notice("%s: runtime left cpus %s at first exec; re-applying", ct->name, have);
+		c->n.exec_reapplied++;
+		apply(c, ct);
+	}
+	return 0;
+}
+
+int controller_handle(struct controller *c, const struct cpusetd_event *ev)
+{
+	c->n.events++;
+	if (!c->root[0])
+		return 0;
+	switch (ev->type) {
+	case CPUSETD_EV_MKDIR:
+		return on_mkdir(c, ev);
+	case CPUSETD_EV_RMDIR:
+		return on_rmdir(c, ev);
+	case CPUSETD_EV_EXEC:
+		return on_exec(c, ev);
+	default:
+		return 0;
+	}
+}
+
+/* --- resync --- */
+
+struct scan {
+	struct controller *c;
+	struct container **list;
+	size_t n, cap;
+	int err;
+};
+
+static int scan_one(const char *path, void *arg)
+{
+	struct scan *s = arg;
+	struct cgfs_path_info info;
+	struct container *ct;
+
+	if (cgfs_parse_path(s->c->root, path, &info) < 0 || info.level != CGFS_LEVEL_CONTAINER)
+		return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct container **l = realloc(s->list, cap * sizeof(*l));
+
+		if (!l)
+			return -ENOMEM;
+		s->list = l;
+		s->cap = cap;
+	}
+	ct = new_container(s->c, path, &info);
+	if (!ct)
+		return -ENOMEM;
+	/* What the kernel holds now: the truth recovery starts from. */
+	ct->cpus_known = cgfs_read_cpuset(s->c->cg, path, CGFS_CPUS, &ct->cpus_applied) == 0;
+	ct->mems_known = cgfs_read_cpuset(s->c->cg, path, CGFS_MEMS, &ct->mems_applied) == 0;
+	s->list[s->n++] = ct;
+	return 0;
+}
+
+static int inherit_all(struct container **list, size_t n)
+{
+	struct strmap *sandboxes = strmap_new();
+
+	if (!sandboxes)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (list[i]->meta.sandbox && strmap_put(sandboxes, list[i]->info.container_id, list[i]) < 0) {
+			strmap_free(sandboxes);
+			return -ENOMEM;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (list[i]->meta.sandbox_id[0])
+			inherit_pod_annotations(list[i], strmap_get(sandboxes, list[i]->meta.sandbox_id));
+	strmap_free(sandboxes);
+	return 0;
+}
+
+static int recover(struct controller *c, struct container **list, size_t n)
+{
+	struct policy_request *reqs = calloc(n + 1, sizeof(*reqs));
+	struct cpumask *cur = calloc(n + 1, sizeof(*cur));
+	uint64_t *order = calloc(n + 1, sizeof(*order));
+	struct policy_decision *d = calloc(n + 1, sizeof(*d));
+	int r = -ENOMEM;
+
+	if (!reqs || !cur || !order || !d)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		request_of(list[i], &reqs[i]);
+		cur[i] = list[i]->cpus_applied;
+		order[i] = list[i]->cgroup_id;
+	}
+	policy_reset(c->policy);
+	r = policy_recover(c->policy, reqs, cur, order, n, d);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		list[i]->d = d[i];
+out:
+	free(reqs);
+	free(cur);
+	free(order);
+	free(d);
+	return r;
+}
+
+/* Swaps in the scanned table, keeping per-container memory (errors
+ * already logged) of containers that survived. */
+static int install_table(struct controller *c, struct container **list, size_t n)
+{
+	struct strmap *m = strmap_new();
+
+	if (!m)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct container *old = strmap_get(c->by_path, list[i]->path);
+
+		if (old && old->cgroup_id == list[i]->cgroup_id) {
+			list[i]->error_logged = old->error_logged && old->d.err == list[i]->d.err;
+			list[i]->killed = old->killed;
+		}
+		if (strmap_put(m, list[i]->path, list[i]) < 0) {
+			strmap_free(m);
+			return -ENOMEM;
+		}
+	}
+	free_table(c->by_path);
+	c->by_path = m;
+	return 0;
+}
+
+int controller_resync(struct controller *c)
+{
+	struct scan s = { .c = c };
+	int r;
+
+	if (!c->root[0])
+		return -ENOENT;
+	r = cgfs_walk(c->cg, c->root, scan_one, &s);
+	if (r == 0)
+		r = inherit_all(s.list, s.n);
+	if (r == 0)
+		r = recover(c, s.list, s.n);
+	if (r == 0)
+		r = install_table(c, s.list, s.n);
+	if (r < 0) {
+		for (size_t i = 0; i < s.n; i++)
+			free(s.list[i]);
+		free(s.list);
+		return r;
+	}
+	/* Shared first: they leave reserved CPUs before exclusive ones land. */
+	resize_shared(c);
+	for (size_t i = 0; i < s.n; i++) {
+		struct container *ct = s.list[i];
+
+		if (ct->d.kind != CPUSETD_KIND_SHARED)
+			apply(c, ct);
+		if (ct->d.err)
+			handle_error(c, ct);
+		sync_placement_map(c, ct, false);
+	}
+	free(s.list);
+	c->n.resyncs++;
+	c->dirty = true;
+	log_info("resync: %zu containers under %s", s.n, c->root);
+	return 0;
+}

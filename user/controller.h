@@ -1,0 +1,81 @@
+/*
+ * The controller: turns detection events into placements.
+ *
+ *   event -> classify/allocate (policy) -> writes (cgroupfs) -> status
+ *
+ * It owns the container table (by cgroup path), the policy book-keeping
+ * and the counters. Everything it knows can be rebuilt from the live
+ * cgroups and bundles (controller_resync); nothing is persisted.
+ */
+#ifndef CPUSETD_CONTROLLER_H
+#define CPUSETD_CONTROLLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../cgroupfs/cgfs.h"
+#include "bpf_events.h"
+#include "config.h"
+#include "meta.h"
+#include "policy.h"
+#include "status.h"
+#include "topology.h"
+
+/* One container cgroup under the kubepods root. */
+struct container {
+	char path[CGFS_PATH_MAX];
+	uint64_t cgroup_id;
+	struct cgfs_path_info info;
+	struct pod_meta meta;
+	char name[320];			/* namespace/pod/container */
+	struct policy_decision d;	/* latest decision */
+	struct cpumask cpus_applied;	/* what we last wrote or read */
+	struct cpumask mems_applied;
+	bool cpus_known, mems_known;
+	bool error_logged;
+	bool killed;
+};
+
+struct controller_counters {
+	uint64_t events, events_lost, resyncs;
+	uint64_t cgroup_writes, cgroup_write_errors;
+	uint64_t exec_reapplied, rejected, resizes;
+};
+
+struct controller {
+	const struct cpusetd_config *cfg;
+	struct cgfs *cg;
+	const struct topology *topo;
+	struct policy *policy;
+	struct bpf_events *bpf;		/* NULL when running without BPF */
+	char root[CGFS_PATH_MAX];	/* kubepods root; "" until it exists */
+	struct strmap *by_path;		/* path -> struct container */
+	struct controller_counters n;
+	uint64_t conv_ns[STATUS_RECENT];	/* convergence samples, ring */
+	uint64_t conv_count;
+	bool dirty;			/* status.json needs a rewrite */
+};
+
+/*
+ * Sets up c (caller-allocated) over borrowed cfg, cg, topo. root may be
+ * "" when the kubepods root does not exist yet. Returns 0, -EINVAL (bad
+ * policy config), -ENOMEM.
+ */
+int controller_init(struct controller *c, const struct cpusetd_config *cfg,
+		    struct cgfs *cg, const struct topology *topo, const char *root);
+void controller_fini(struct controller *c);
+
+/*
+ * Rebuilds every placement from the live cgroups and bundles (start-up,
+ * lost events): running exclusive containers whose cpuset is still valid
+ * keep it, everything else is (re)placed, every shared container gets the
+ * pool. Returns 0, -ENOENT when the root does not exist, -ENOMEM.
+ */
+int controller_resync(struct controller *c);
+
+/* Handles one BPF event. Returns 0; -ENOMEM is the only fatal error. */
+int controller_handle(struct controller *c, const struct cpusetd_event *ev);
+
+/* Container for a cgroup id, or NULL (linear: exec events are rare). */
+struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id);
+
+#endif

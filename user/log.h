@@ -1,0 +1,26 @@
+/*
+ * Logging to stderr. Under systemd (JOURNAL_STREAM set) each line carries
+ * a "<N>" syslog priority prefix, which journald turns into the entry's
+ * priority; on a terminal it is plain text.
+ */
+#ifndef CPUSETD_LOG_H
+#define CPUSETD_LOG_H
+
+#include <syslog.h>
+
+/* Messages above this syslog level (LOG_ERR..LOG_DEBUG) are dropped. */
+extern int log_max_level;
+
+/* Parses "error|warning|notice|info|debug" into *ret. Returns 0 or -EINVAL. */
+int log_parse_level(const char *s, int *ret);
+
+/* printf-style; appends a newline. Never fails, never changes errno. */
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_error(...)	log_msg(LOG_ERR, __VA_ARGS__)
+#define log_warn(...)	log_msg(LOG_WARNING, __VA_ARGS__)
+#define log_notice(...)	log_msg(LOG_NOTICE, __VA_ARGS__)
+#define log_info(...)	log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...)	log_msg(LOG_DEBUG, __VA_ARGS__)
+
+#endif

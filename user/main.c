@@ -1,0 +1,299 @@
+/*
+ * cpusetd: the node daemon. Start-up order matters:
+ *   1. attach the BPF detection programs, so no cgroup event is missed;
+ *   2. resync from the live cgroups (containers that started while we were
+ *      down are placed or corrected);
+ *   3. READY=1, then the event loop.
+ * SIGTERM leaves every placement in place: the kernel keeps them.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+#include "../cgroupfs/cgfs.h"
+#include "bpf_events.h"
+#include "config.h"
+#include "controller.h"
+#include "log.h"
+#include "status.h"
+
+struct daemon {
+	struct cpusetd_config cfg;
+	struct cgfs *cg;
+	struct topology *topo;
+	struct bpf_events *bpf;
+	struct controller ctl;
+	bool ctl_ready;
+	uint64_t lost_seen;
+	int epfd, sigfd;
+};
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", dir);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+/* The kubepods root from the config, or found; "" when it does not exist
+ * yet (we start before kubelet): it is picked up by its mkdir event. */
+static void find_root(struct daemon *d, char *root, size_t len)
+{
+	uint64_t id;
+
+	root[0] = '\0';
+	if (d->cfg.kubepods_root[0]) {
+		if (cgfs_cgroup_id(d->cg, d->cfg.kubepods_root, &id) == 0)
+			snprintf(root, len, "%s", d->cfg.kubepods_root);
+		return;
+	}
+	if (cgfs_find_kubepods_root(d->cg, root, len) < 0)
+		root[0] = '\0';
+}
+
+static int path_level(const char *path)
+{
+	int level = 0;
+
+	for (const char *p = path; *p; p++)
+		if (*p == '/' && p[1])
+			level++;
+	return level;
+}
+
+/* A new kubepods root (first kubelet start): adopt it and resync. */
+static bool is_awaited_root(const struct daemon *d, const char *path)
+{
+	if (d->cfg.kubepods_root[0])
+		return strcmp(path, d->cfg.kubepods_root) == 0;
+	return strcmp(path, "/kubepods") == 0 || strcmp(path, "/kubepods.slice") == 0;
+}
+
+static int on_event(const struct cpusetd_event *ev, void *ctx)
+{
+	struct daemon *d = ctx;
+
+	if (!d->ctl.root[0] && ev->type == CPUSETD_EV_MKDIR && is_awaited_root(d, ev->path)) {
+		snprintf(d->ctl.root, sizeof(d->ctl.root), "%s", ev->path);
+		bpf_events_set_root(d->bpf, ev->cgroup_id, ev->level);
+		log_notice("kubepods root %s appeared", ev->path);
+		return controller_resync(&d->ctl) == -ENOMEM ? -ENOMEM : 0;
+	}
+	return controller_handle(&d->ctl, ev) == -ENOMEM ? -ENOMEM : 0;
+}
+
+static int open_bpf(struct daemon *d, const char *root)
+{
+	const struct cgfs_mounts *m = cgfs_mounts(d->cg);
+	struct bpf_events_opts o = {
+		.hierarchy_id = (uint32_t)m->cpuset_hierarchy_id,
+		.cpuset_on_v2 = m->cpuset_on_v2,
+		.pin_dir = d->cfg.pin_dir[0] ? d->cfg.pin_dir : NULL,
+		.handler = on_event,
+		.ctx = d,
+	};
+	const char *filter = root[0] ? root : "/";
+	int r;
+
+	/* Without a root yet, watch the whole hierarchy; user space filters. */
+	r = cgfs_cgroup_id(d->cg, filter, &o.root_cgroup_id);
+	if (r < 0)
+		return r;
+	o.root_level = (uint32_t)path_level(filter);
+	r = bpf_events_open(&o, &d->bpf);
+	if (r < 0 && o.pin_dir) {
+		log_warn("BPF maps cannot be pinned under %s (%s); running unpinned",
+			 o.pin_dir, strerror(-r));
+		o.pin_dir = NULL;
+		r = bpf_events_open(&o, &d->bpf);
+	}
+	return r;
+}
+
+static int setup_fds(struct daemon *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->sigfd < 0 || d->epfd < 0)
+		return -errno;
+	ev.data.fd = d->sigfd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sigfd, &ev) < 0)
+		return -errno;
+	ev.data.fd = bpf_events_fd(d->bpf);
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Returns 1 to stop, 0 to go on. SIGHUP forces a resync. */
+static int on_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo != SIGHUP)
+			return 1;
+		log_notice("SIGHUP: full resync");
+		if (d->ctl.root[0])
+			controller_resync(&d->ctl);
+	}
+	return 0;
+}
+
+/* The ring buffer overflowed: some cgroup events are gone. Only a full
+ * resync from the live tree is correct after that. */
+static void check_lost(struct daemon *d)
+{
+	uint64_t lost = bpf_events_lost(d->bpf);
+
+	if (lost == d->lost_seen)
+		return;
+	log_warn("%llu BPF events lost (ring buffer full): full resync",
+		 (unsigned long long)(lost - d->lost_seen));
+	d->ctl.n.events_lost += lost - d->lost_seen;
+	d->lost_seen = lost;
+	if (d->ctl.root[0])
+		controller_resync(&d->ctl);
+}
+
+static void write_status(struct daemon *d)
+{
+	int r;
+
+	if (!d->ctl.dirty)
+		return;
+	r = status_write(&d->ctl, d->cfg.state_dir);
+	if (r < 0)
+		log_warn("cannot write %s/%s: %s", d->cfg.state_dir, STATUS_FILE, strerror(-r));
+	d->ctl.dirty = false;
+}
+
+static int loop(struct daemon *d)
+{
+	uint64_t wd_usec = 0, wd_last = 0;
+	bool wd = sd_watchdog_enabled(0, &wd_usec) > 0;
+
+	for (;;) {
+		struct epoll_event evs[4];
+		int timeout = wd ? (int)(wd_usec / 4000) : 5000;
+		int n = epoll_wait(d->epfd, evs, 4, timeout > 0 ? timeout : 1);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.fd == d->sigfd && on_signal(d))
+				return 0;
+			if (evs[i].data.fd == bpf_events_fd(d->bpf) && bpf_events_poll(d->bpf) == -ENOMEM)
+				return -ENOMEM;
+		}
+		check_lost(d);
+		write_status(d);
+		if (wd && mono_us() - wd_last >= wd_usec / 2) {
+			sd_notify(0, "WATCHDOG=1");
+			wd_last = mono_us();
+		}
+	}
+}
+
+static int start(struct daemon *d)
+{
+	struct cgfs_mounts m;
+	char root[CGFS_PATH_MAX];
+	int r;
+
+	r = cgfs_detect(NULL, NULL, &m);
+	if (r < 0)
+		return log_error("no cgroup hierarchy with the cpuset controller: %s", strerror(-r)), r;
+	r = cgfs_open(&m, &d->cg);
+	if (r < 0)
+		return log_error("cannot open %s: %s", m.cpuset_mnt, strerror(-r)), r;
+	r = topo_read("/sys", &d->topo);
+	if (r < 0)
+		return log_error("cannot read the CPU topology from /sys: %s", strerror(-r)), r;
+	find_root(d, root, sizeof(root));
+	r = open_bpf(d, root);
+	if (r < 0)
+		return log_error("cannot load the BPF programs: %s", strerror(-r)), r;
+	r = controller_init(&d->ctl, &d->cfg, d->cg, d->topo, root);
+	if (r < 0)
+		return log_error("controller: %s", strerror(-r)), r;
+	d->ctl_ready = true;
+	d->ctl.bpf = d->bpf;
+	r = mkdir_p(d->cfg.state_dir);
+	if (r < 0)
+		return log_error("cannot create %s: %s", d->cfg.state_dir, strerror(-r)), r;
+	r = setup_fds(d);
+	if (r < 0)
+		return log_error("epoll/signalfd: %s", strerror(-r)), r;
+	log_info("cpuset on %s (hierarchy %d), BPF attached via %s, kubepods root %s",
+		 m.cpuset_mnt, m.cpuset_hierarchy_id, bpf_events_attach_mode(d->bpf),
+		 root[0] ? root : "(not there yet)");
+	if (root[0]) {
+		r = controller_resync(&d->ctl);
+		if (r < 0)
+			return log_error("initial resync failed: %s", strerror(-r)), r;
+	}
+	d->ctl.dirty = true;
+	write_status(d);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { .epfd = -1, .sigfd = -1 };
+	int r;
+
+	r = config_load(argc, argv, &d.cfg);
+	if (r)
+		return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	log_max_level = d.cfg.log_level;
+	r = start(&d);
+	if (r == 0) {
+		sd_notify(0, "READY=1\nSTATUS=placing containers");
+		r = loop(&d);
+		sd_notify(0, "STOPPING=1");
+		log_info("stopping; placements stay as they are");
+	}
+	if (d.ctl_ready)
+		controller_fini(&d.ctl);
+	bpf_events_free(d.bpf);
+	topo_free(d.topo);
+	cgfs_free(d.cg);
+	if (d.epfd >= 0)
+		close(d.epfd);
+	if (d.sigfd >= 0)
+		close(d.sigfd);
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,582 @@
+/*
+ * Pod metadata from the OCI bundle config.json (see meta.h for the keys).
+ *
+ * The file is written by the container runtime, but most of what we read
+ * from it (annotations, names, mounts) comes from the pod spec, so every
+ * value is treated as hostile: known keys must have the JSON type the
+ * runtime-spec gives them, strings must fit their buffer (never silently
+ * truncated: a truncated cpulist or path would be a different, valid-looking
+ * value) and must not hide a NUL. Unknown keys are ignored. JSON null counts
+ * as absent, as it does for the Go decoders the runtimes use.
+ *
+ * Results are built in a local struct and copied out only on success.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <json-c/json.h>
+#include "log.h"
+#include "meta.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* Each list: containerd CRI key first, then the CRI-O / kubelet label key. */
+static const char *const keys_type[] = {
+	"io.kubernetes.cri.container-type", "io.kubernetes.cri-o.ContainerType",
+};
+static const char *const keys_sandbox_id[] = {
+	"io.kubernetes.cri.sandbox-id", "io.kubernetes.cri-o.SandboxID",
+};
+static const char *const keys_pod_name[] = {
+	"io.kubernetes.cri.sandbox-name", "io.kubernetes.pod.name",
+};
+static const char *const keys_namespace[] = {
+	"io.kubernetes.cri.sandbox-namespace", "io.kubernetes.pod.namespace",
+};
+static const char *const keys_pod_uid[] = {
+	"io.kubernetes.cri.sandbox-uid", "io.kubernetes.pod.uid",
+};
+static const char *const keys_container_name[] = {
+	"io.kubernetes.cri.container-name", "io.kubernetes.container.name",
+};
+static const char *const keys_termination[] = {
+	"io.kubernetes.container.terminationMessagePath",
+};
+static const char *const keys_cores_ids[] = { META_CORES_IDS_ANNOTATION };
+
+#define CRIO_ANNOTATIONS	"io.kubernetes.cri-o.Annotations"
+
+/*
+ * Looks up key in the object parent. Returns 1 and *ret when present with
+ * the given type, 0 when absent or null, -EBADMSG for another type.
+ */
+static int member(struct json_object *parent, const char *key, enum json_type type,
+		  struct json_object **ret)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(parent, key, &v) || !v)
+		return 0;
+	if (!json_object_is_type(v, type)) {
+		log_debug("meta: \"%s\" is a %s, expected a %s", key,
+			  json_type_to_name(json_object_get_type(v)), json_type_to_name(type));
+		return -EBADMSG;
+	}
+	*ret = v;
+	return 1;
+}
+
+/*
+ * The text of a JSON string that must fit a buffer of size bytes.
+ * Returns 0 and *ret (owned by v), or -EBADMSG when too long or when it
+ * carries a NUL ("\u0000"), which C would silently cut at.
+ */
+static int string_fit(struct json_object *v, const char *key, size_t size, const char **ret)
+{
+	const char *s = json_object_get_string(v);
+	size_t len = (size_t)json_object_get_string_len(v);
+
+	if (strlen(s) != len) {
+		log_debug("meta: \"%s\" contains a NUL character", key);
+		return -EBADMSG;
+	}
+	if (len >= size) {
+		log_debug("meta: \"%s\" is %zu bytes, limit %zu", key, len, size - 1);
+		return -EBADMSG;
+	}
+	*ret = s;
+	return 0;
+}
+
+/* member() + string_fit() + copy. Returns 1 copied, 0 absent, -EBADMSG. */
+static int get_string(struct json_object *parent, const char *key, char *dst, size_t size)
+{
+	struct json_object *v;
+	const char *s;
+	int r;
+
+	r = member(parent, key, json_type_string, &v);
+	if (r <= 0)
+		return r;
+	r = string_fit(v, key, size, &s);
+	if (r < 0)
+		return r;
+	memcpy(dst, s, strlen(s) + 1);
+	return 1;
+}
+
+/*
+ * Copies the first present key of keys into dst. The later keys are still
+ * checked, so a malformed value cannot hide behind a good one.
+ * Returns 1 copied, 0 none present, -EBADMSG.
+ */
+static int get_first_string(struct json_object *ann, const char *const *keys, size_t n,
+			    char *dst, size_t size)
+{
+	bool got = false;
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *v;
+		const char *s;
+		int r = member(ann, keys[i], json_type_string, &v);
+
+		if (r == 0)
+			continue;
+		if (r < 0 || (r = string_fit(v, keys[i], size, &s)) < 0)
+			return r;
+		if (!got)
+			memcpy(dst, s, strlen(s) + 1);
+		got = true;
+	}
+	return got;
+}
+
+/* An integer member that fits int64. Returns 1, 0 absent, -EBADMSG. */
+static int get_int64(struct json_object *parent, const char *key, int64_t *ret)
+{
+	struct json_object *v;
+	int64_t x;
+	int r;
+
+	r = member(parent, key, json_type_int, &v);
+	if (r <= 0)
+		return r;
+	x = json_object_get_int64(v);
+	/* json-c saturates; a saturated value was out of range. */
+	if (x == INT64_MAX && json_object_get_uint64(v) != (uint64_t)INT64_MAX) {
+		log_debug("meta: \"%s\" out of range", key);
+		return -EBADMSG;
+	}
+	*ret = x;
+	return 1;
+}
+
+/* A non-negative integer member. Returns 1, 0 absent, -EBADMSG. */
+static int get_uint64(struct json_object *parent, const char *key, uint64_t *ret)
+{
+	struct json_object *v;
+	int r;
+
+	r = member(parent, key, json_type_int, &v);
+	if (r <= 0)
+		return r;
+	if (json_object_get_int64(v) < 0) {
+		log_debug("meta: \"%s\" is negative", key);
+		return -EBADMSG;
+	}
+	*ret = json_object_get_uint64(v);
+	return 1;
+}
+
+/*
+ * Parses len bytes of JSON text (no NUL inside) into a new object.
+ * Returns 0 and *ret (caller puts it), or -EBADMSG / -ENOMEM.
+ */
+static int parse_json(const char *text, size_t len, struct json_object **ret)
+{
+	struct json_tokener *tok;
+	struct json_object *o;
+
+	if (len > META_MAX_CONFIG_BYTES)
+		return -EFBIG;
+	if (memchr(text, '\0', len))
+		return -EBADMSG;
+	tok = json_tokener_new();
+	if (!tok)
+		return -ENOMEM;
+	/* Strict: no trailing garbage or commas; UTF-8 checked because the
+	 * strings end up in logs and termination messages. */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	if (!o)
+		log_debug("meta: JSON: %s", json_tokener_error_desc(json_tokener_get_error(tok)));
+	json_tokener_free(tok);
+	if (!o)
+		return -EBADMSG;
+	*ret = o;
+	return 0;
+}
+
+/*
+ * weka.io/cores-ids inside CRI-O's io.kubernetes.cri-o.Annotations, a JSON
+ * object serialised into one string annotation.
+ */
+static int parse_crio_annotations(struct json_object *ann, struct pod_meta *m)
+{
+	struct json_object *v, *inner = NULL;
+	int r;
+
+	r = member(ann, CRIO_ANNOTATIONS, json_type_string, &v);
+	if (r <= 0)
+		return r;
+	r = parse_json(json_object_get_string(v), (size_t)json_object_get_string_len(v), &inner);
+	if (r < 0)
+		return r == -EFBIG ? -EBADMSG : r;
+	if (!json_object_is_type(inner, json_type_object)) {
+		log_debug("meta: %s is not a JSON object", CRIO_ANNOTATIONS);
+		r = -EBADMSG;
+		goto out;
+	}
+	r = get_string(inner, META_CORES_IDS_ANNOTATION, m->cores_ids, sizeof(m->cores_ids));
+	if (r > 0)
+		m->has_cores_ids = true;
+out:
+	json_object_put(inner);
+	return r < 0 ? r : 0;
+}
+
+/* Annotations; fills identity, type, cores-ids and *term (the container's
+ * termination message path). */
+static int parse_annotations(struct json_object *root, struct pod_meta *m, char *term, size_t term_size)
+{
+	static const struct {
+		const char *const *keys;
+		size_t n, off, size;
+	} fields[] = {
+#define F(k, f) { k, ARRAY_SIZE(k), offsetof(struct pod_meta, f), sizeof(((struct pod_meta *)0)->f) }
+		F(keys_sandbox_id, sandbox_id),
+		F(keys_pod_name, pod_name),
+		F(keys_namespace, namespace_),
+		F(keys_pod_uid, pod_uid),
+		F(keys_container_name, container_name),
+#undef F
+	};
+	struct json_object *ann;
+	char type[32] = "";
+	int r;
+
+	r = member(root, "annotations", json_type_object, &ann);
+	if (r <= 0)
+		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		r = get_first_string(ann, fields[i].keys, fields[i].n,
+				     (char *)m + fields[i].off, fields[i].size);
+		if (r < 0)
+			return r;
+	}
+	r = get_first_string(ann, keys_type, ARRAY_SIZE(keys_type), type, sizeof(type));
+	if (r < 0)
+		return r;
+	m->sandbox = strcmp(type, "sandbox") == 0;
+	r = get_first_string(ann, keys_termination, ARRAY_SIZE(keys_termination), term, term_size);
+	if (r < 0)
+		return r;
+	r = get_first_string(ann, keys_cores_ids, ARRAY_SIZE(keys_cores_ids),
+			     m->cores_ids, sizeof(m->cores_ids));
+	if (r < 0)
+		return r;
+	m->has_cores_ids = r > 0;
+	/* The direct annotation wins; CRI-O's copy is only the fallback. */
+	return m->has_cores_ids ? 0 : parse_crio_annotations(ann, m);
+}
+
+/* linux.resources.cpu and linux.cgroupsPath. */
+static int parse_linux(struct json_object *root, struct pod_meta *m)
+{
+	struct json_object *linux_, *res, *cpu;
+	int64_t quota = -1;
+	int r;
+
+	r = member(root, "linux", json_type_object, &linux_);
+	if (r <= 0)
+		return r;
+	r = get_string(linux_, "cgroupsPath", m->cgroups_path, sizeof(m->cgroups_path));
+	if (r < 0)
+		return r;
+	r = member(linux_, "resources", json_type_object, &res);
+	if (r <= 0)
+		return r;
+	r = member(res, "cpu", json_type_object, &cpu);
+	if (r <= 0)
+		return r;
+	if ((r = get_int64(cpu, "quota", &quota)) < 0 ||
+	    (r = get_uint64(cpu, "period", &m->period_us)) < 0 ||
+	    (r = get_uint64(cpu, "shares", &m->cpu_shares)) < 0)
+		return r;
+	/* The kernel and the runtimes read quota <= 0 as "no limit". */
+	m->quota_us = quota > 0 ? quota : -1;
+	m->has_cpu_limit = m->quota_us > 0 && m->period_us > 0;
+	return 0;
+}
+
+/*
+ * True when src looks like kubelet's host file for this container's
+ * termination message: ".../pods/<uid>/containers/<name>/<file>". Used
+ * when the path annotation is missing (containerd passes container
+ * annotations only with `container_annotations`) and the container set a
+ * custom terminationMessagePath, so the default destination is not found.
+ */
+static bool kubelet_termination_source(const struct pod_meta *m, const char *src)
+{
+	char tail[sizeof(m->pod_uid) + sizeof(m->container_name) + 32];
+	const char *p, *file;
+
+	if (!m->pod_uid[0] || !m->container_name[0] || src[0] != '/')
+		return false;
+	snprintf(tail, sizeof(tail), "/pods/%s/containers/%s/", m->pod_uid, m->container_name);
+	file = strrchr(src, '/') + 1;
+	if (!*file || strcmp(file, "..") == 0 || strcmp(file, ".") == 0)
+		return false;
+	p = file - strlen(tail);
+	return p >= src && strncmp(p, tail, strlen(tail)) == 0;
+}
+
+/*
+ * mounts[]: the host source of the mount at the termination message path.
+ * Every entry is type-checked, matched or not.
+ */
+static int parse_mounts(struct json_object *root, struct pod_meta *m, const char *term, bool term_given)
+{
+	struct json_object *mounts;
+	const char *guess = NULL;
+	size_t n;
+	int r;
+
+	r = member(root, "mounts", json_type_array, &mounts);
+	if (r <= 0)
+		return r;
+	n = json_object_array_length(mounts);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *mnt = json_object_array_get_idx(mounts, i), *v;
+		const char *dst = "", *src = "";
+
+		if (!json_object_is_type(mnt, json_type_object)) {
+			log_debug("meta: mounts[%zu] is not an object", i);
+			return -EBADMSG;
+		}
+		if ((r = member(mnt, "destination", json_type_string, &v)) < 0 ||
+		    (r > 0 && (r = string_fit(v, "destination", PATH_MAX, &dst)) < 0))
+			return r;
+		if ((r = member(mnt, "source", json_type_string, &v)) < 0 ||
+		    (r > 0 && (r = string_fit(v, "source", sizeof(m->termination_log), &src)) < 0))
+			return r;
+		if (!m->termination_log[0] && src[0] && strcmp(dst, term) == 0)
+			strcpy(m->termination_log, src);
+		else if (!guess && !term_given && kubelet_termination_source(m, src))
+			guess = src;
+	}
+	if (!m->termination_log[0] && guess)
+		strcpy(m->termination_log, guess);
+	return 0;
+}
+
+static int parse_root(struct json_object *root, struct pod_meta *m)
+{
+	char term[PATH_MAX] = "";
+	int r;
+
+	if (!json_object_is_type(root, json_type_object)) {
+		log_debug("meta: config.json is not a JSON object");
+		return -EBADMSG;
+	}
+	r = parse_annotations(root, m, term, sizeof(term));
+	if (r < 0)
+		return r;
+	r = parse_linux(root, m);
+	if (r < 0)
+		return r;
+	return parse_mounts(root, m, term[0] ? term : META_DEFAULT_TERMINATION_PATH, term[0] != 0);
+}
+
+/* Parses len bytes into *ret, which is written only on success. */
+static int parse_buffer(const char *text, size_t len, struct pod_meta *ret)
+{
+	struct json_object *root;
+	struct pod_meta *m;
+	int r;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->quota_us = -1;
+	r = parse_json(text, len, &root);
+	if (r < 0)
+		goto out;
+	r = parse_root(root, m);
+	json_object_put(root);
+	if (r < 0)
+		goto out;
+	m->from_bundle = true;
+	*ret = *m;
+out:
+	free(m);
+	return r;
+}
+
+int meta_parse_text(const char *json, struct pod_meta *ret)
+{
+	return parse_buffer(json, strlen(json), ret);
+}
+
+/*
+ * Reads all of fd, at most META_MAX_CONFIG_BYTES. Returns 0 with *ret
+ * (malloc'd, caller frees) and *ret_len; -EFBIG; -ENOMEM; -errno.
+ */
+static int read_capped(int fd, size_t hint, char **ret, size_t *ret_len)
+{
+	size_t cap = hint < 4096 ? 4096 : hint + 1, len = 0;
+	char *buf = NULL, *p;
+	ssize_t n;
+
+	for (;;) {
+		if (len == cap || !buf) {
+			/* The file may still grow; stop one byte past the cap. */
+			if (buf)
+				cap *= 2;
+			if (cap > META_MAX_CONFIG_BYTES + 1)
+				cap = META_MAX_CONFIG_BYTES + 1;
+			p = realloc(buf, cap);
+			if (!p) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = p;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len > META_MAX_CONFIG_BYTES) {
+			n = -1;
+			errno = EFBIG;
+			break;
+		}
+	}
+	if (n < 0) {
+		int r = -errno;
+
+		free(buf);
+		return r;
+	}
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+int meta_parse_file(const char *config_json, struct pod_meta *ret)
+{
+	struct stat st;
+	size_t len = 0;
+	char *buf = NULL;
+	int fd, r;
+
+	/* O_NONBLOCK: a FIFO planted at the path must not hang the daemon. */
+	fd = open(config_json, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		log_debug("meta: %s is not a regular file", config_json);
+		r = -EINVAL;
+		goto out;
+	}
+	if (st.st_size > (off_t)META_MAX_CONFIG_BYTES) {
+		r = -EFBIG;
+		goto out;
+	}
+	r = read_capped(fd, (size_t)st.st_size, &buf, &len);
+	if (r < 0)
+		goto out;
+	r = parse_buffer(buf, len, ret);
+	if (r < 0)
+		log_debug("meta: %s: %s", config_json, strerror(-r));
+	free(buf);
+out:
+	close(fd);
+	return r;
+}
+
+/*
+ * tmpl with every "{id}" replaced by id, into buf.
+ * Returns 0 or -ENAMETOOLONG.
+ */
+static int expand_template(const char *tmpl, const char *id, char *buf, size_t size)
+{
+	size_t idlen = strlen(id), len = 0;
+	const char *p;
+
+	while ((p = strstr(tmpl, "{id}"))) {
+		size_t pre = (size_t)(p - tmpl);
+
+		if (len + pre + idlen >= size)
+			return -ENAMETOOLONG;
+		memcpy(buf + len, tmpl, pre);
+		memcpy(buf + len + pre, id, idlen);
+		len += pre + idlen;
+		tmpl = p + 4;
+	}
+	if (len + strlen(tmpl) >= size)
+		return -ENAMETOOLONG;
+	strcpy(buf + len, tmpl);
+	return 0;
+}
+
+/* A container ID is one path component: it must not climb or descend. */
+static bool valid_container_id(const char *id)
+{
+	return id[0] && !strchr(id, '/') && strcmp(id, ".") != 0 && strcmp(id, "..") != 0;
+}
+
+int meta_load(const char *const *templates, unsigned n_templates,
+	      const char *container_id, struct pod_meta *ret)
+{
+	char path[PATH_MAX];
+	int r = -ENOENT;
+
+	if (!valid_container_id(container_id))
+		return -EINVAL;
+	for (unsigned i = 0; i < n_templates; i++) {
+		r = expand_template(templates[i], container_id, path, sizeof(path));
+		if (r < 0)
+			return r;
+		r = meta_parse_file(path, ret);
+		/* ENOTDIR: a component of the path is a file; same as missing. */
+		if (r != -ENOENT && r != -ENOTDIR)
+			break;
+		r = -ENOENT;
+	}
+	if (r < 0)
+		return r;
+	/* A sandbox is its own sandbox, whether or not the runtime says so. */
+	if (ret->sandbox && !ret->sandbox_id[0] && strlen(container_id) < sizeof(ret->sandbox_id))
+		strcpy(ret->sandbox_id, container_id);
+	return 0;
+}
+
+/* Replaces control characters by '?', so that pod-supplied names cannot
+ * forge log lines or break the one-line termination message. */
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+void meta_name(const struct pod_meta *m, const char *container_id, char *buf, size_t len)
+{
+	char id[13] = "?";
+	const char *ctr;
+
+	if (len == 0)
+		return;
+	if (container_id && container_id[0])
+		snprintf(id, sizeof(id), "%s", container_id);
+	if (m->sandbox)
+		ctr = "POD";	/* what kubelet and docker call the pause container */
+	else
+		ctr = m->container_name[0] ? m->container_name : id;
+	snprintf(buf, len, "%s/%s/%s",
+		 m->namespace_[0] ? m->namespace_ : "?",
+		 m->pod_name[0] ? m->pod_name : "?", ctr);
+	sanitize(buf);
+}

@@ -1,0 +1,156 @@
+/*
+ * The allocation rules (pure: data in, data out, no I/O).
+ *
+ * Source: seeds/002 (Weka NRI CPUSet PRD) §2, §3.1, §3.3, §3.4 and §6,
+ * restated in DESIGN.md "Allocation rules":
+ *   annotated  pod sandbox carries weka.io/cores-ids: exactly those CPUs,
+ *              overlap between annotated pods allowed (annot_ref[cpu]).
+ *   integer    Guaranteed QoS and quota % period == 0: N = quota/period
+ *              exclusive CPUs per container from online − reserved
+ *              (int_owner[cpu]).
+ *   shared     everything else and every sandbox: the shared pool,
+ *              online − reserved.
+ * Reserved = annotated ∪ integer CPUs. mems of annotated and integer
+ * containers = union of the NUMA nodes of their CPUs; shared mems are
+ * left alone. An admission that would leave fewer than min_shared_cpus
+ * CPUs in the shared pool is refused.
+ */
+#ifndef CPUSETD_POLICY_H
+#define CPUSETD_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../cgroupfs/cgfs.h"
+#include "cpumask.h"
+#include "topology.h"
+
+/* Admission errors; policy_error_name() gives the metric/status label. */
+enum policy_error {
+	POLICY_OK = 0,
+	POLICY_ERR_INVALID_ANNOTATION,	/* cores-ids is not a cpulist */
+	POLICY_ERR_CPU_OFFLINE,		/* annotated CPU not online */
+	POLICY_ERR_CPU_EXCLUSIVE,	/* annotated CPU owned by an integer container */
+	POLICY_ERR_INSUFFICIENT_CPUS,	/* integer: fewer free CPUs than N */
+	POLICY_ERR_SHARED_POOL_EMPTY,	/* pool would drop below min_shared_cpus */
+	POLICY_ERR_NUMA_UNRESOLVED,	/* a CPU's NUMA node is unknown */
+	POLICY_ERR__COUNT,
+};
+
+enum policy_on_error {
+	POLICY_ON_ERROR_REJECT = 0,	/* kill the container, write the reason */
+	POLICY_ON_ERROR_SHARED,		/* keep it on the shared pool */
+};
+
+struct policy_config {
+	unsigned min_shared_cpus;	/* >= 1 */
+	enum policy_on_error on_error;
+};
+
+/* What the policy needs to know about one container. */
+struct policy_request {
+	const char *container_id;	/* key of byCID; non-empty */
+	const char *pod_uid;		/* may be "" */
+	const char *name;		/* "namespace/pod/container" for messages */
+	bool sandbox;			/* pause container: always shared */
+	enum cgfs_qos qos;
+	const char *cores_ids;		/* weka.io/cores-ids value, or NULL */
+	int64_t quota_us;		/* CFS quota, -1 = unlimited */
+	uint64_t period_us;		/* CFS period, 0 = unknown */
+};
+
+struct policy_decision {
+	enum cpusetd_kind kind;		/* what it is placed as */
+	struct cpumask cpus;		/* shared: the pool now */
+	struct cpumask mems;		/* empty for shared: leave as is */
+	enum policy_error err;
+	bool reject;			/* err, on_error=reject, not a sandbox */
+	char reason[256];		/* one line, set when err */
+};
+
+/* One byCID record. Owned by the policy; valid until released. */
+struct policy_entry {
+	char container_id[72];
+	char pod_uid[64];
+	char name[320];
+	enum cpusetd_kind kind;
+	struct cpumask cpus;		/* exclusive/annotated CPUs; empty for shared */
+	struct cpumask mems;
+	unsigned n_cpus;		/* integer: N requested */
+	bool sandbox;
+	enum policy_error err;
+	char reason[256];
+};
+
+struct policy;
+
+/*
+ * Creates an empty book-keeping for topo (borrowed; must outlive the
+ * policy). Returns 0 and *ret, -EINVAL for min_shared_cpus == 0, -ENOMEM.
+ */
+int policy_new(const struct topology *topo, const struct policy_config *cfg,
+	       struct policy **ret);
+void policy_free(struct policy *p);
+
+/*
+ * Classifies req and allocates its CPUs, recording it in byCID.
+ * A container ID already present returns its recorded decision unchanged.
+ * On an admission error the container is recorded as shared with the error
+ * (visible in status) and the decision says whether to reject it.
+ * Returns 0 placed; on an admission error the negative errno that matches
+ * (-EINVAL syntax, -ENXIO offline/NUMA, -EBUSY exclusive conflict, -ENOSPC
+ * insufficient or pool empty) with *ret filled; -ENOMEM (nothing recorded).
+ */
+int policy_admit(struct policy *p, const struct policy_request *req,
+		 struct policy_decision *ret);
+
+/*
+ * Like policy_admit, for a container found running at recovery: an integer
+ * container whose current set has exactly N online CPUs, none reserved by
+ * anyone else, keeps it. Anything else is admitted afresh.
+ */
+int policy_adopt(struct policy *p, const struct policy_request *req,
+		 const struct cpumask *current, struct policy_decision *ret);
+
+/*
+ * Rebuilds the book-keeping from a live state (seeds/002 §3.4): n running
+ * containers with their current cpuset.cpus, in any order. Annotated
+ * containers are admitted first, then integer ones adopt (oldest first, by
+ * the order key), then shared ones, so the result does not depend on the
+ * order of reqs. order[i] is a creation-order key (the cgroup id).
+ * Fills ret[i] for reqs[i]. Returns 0, or -ENOMEM.
+ */
+int policy_recover(struct policy *p, const struct policy_request *reqs,
+		   const struct cpumask *current, const uint64_t *order, size_t n,
+		   struct policy_decision *ret);
+
+/*
+ * Drops container_id from the book-keeping, returning its CPUs to the
+ * free set. Returns true when the reserved set (hence the shared pool)
+ * changed, false otherwise (also when unknown).
+ */
+bool policy_release(struct policy *p, const char *container_id);
+
+/* Forgets everything (before a full resync). */
+void policy_reset(struct policy *p);
+
+/* The recorded entry for container_id, or NULL. */
+const struct policy_entry *policy_lookup(const struct policy *p, const char *container_id);
+
+/* Shared pool = online − reserved. */
+void policy_shared_pool(const struct policy *p, struct cpumask *ret);
+/* Reserved = annotated ∪ integer CPUs. */
+void policy_reserved(const struct policy *p, struct cpumask *ret);
+
+/* annotRef[cpu] and intOwner[cpu] (container ID or NULL), for status. */
+unsigned policy_annot_ref(const struct policy *p, unsigned cpu);
+const char *policy_int_owner(const struct policy *p, unsigned cpu);
+
+/* Iterates byCID: `size_t it = 0; const struct policy_entry *e;
+ * while ((e = policy_next(p, &it)))`. No changes during iteration. */
+const struct policy_entry *policy_next(const struct policy *p, size_t *it);
+
+/* Stable label of an error ("insufficient_cpus", ...); "" for POLICY_OK. */
+const char *policy_error_name(enum policy_error err);
+const char *policy_kind_name(enum cpusetd_kind kind);
+
+#endif

@@ -1,0 +1,211 @@
+/*
+ * status.json writer (schema in status.h). Built with json-c, written to
+ * a temporary file in the same directory and renamed over the old one, so
+ * readers never see a half-written file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "controller.h"
+#include "status.h"
+#include "strmap.h"
+
+static json_object *jmask(const struct cpumask *m)
+{
+	char buf[CPULIST_MAX];
+
+	if (cpulist_format(m, buf, sizeof(buf)) < 0)
+		buf[0] = '\0';
+	return json_object_new_string(buf);
+}
+
+static void add(json_object *o, const char *k, json_object *v)
+{
+	json_object_object_add(o, k, v);
+}
+
+static const char *mode_name(enum cgfs_mode m)
+{
+	return m == CGFS_MODE_V2 ? "v2" : m == CGFS_MODE_HYBRID ? "hybrid" : "v1";
+}
+
+static json_object *daemon_obj(const struct controller *c)
+{
+	json_object *o = json_object_new_object();
+
+	add(o, "pid", json_object_new_int(getpid()));
+	add(o, "cgroup_mode", json_object_new_string(mode_name(cgfs_mounts(c->cg)->mode)));
+	add(o, "kubepods_root", json_object_new_string(c->root));
+	add(o, "bpf_attach", json_object_new_string(c->bpf ? bpf_events_attach_mode(c->bpf) : "none"));
+	add(o, "dry_run", json_object_new_boolean(c->cfg->dry_run));
+	add(o, "on_error", json_object_new_string(
+		c->cfg->policy.on_error == POLICY_ON_ERROR_SHARED ? "shared" : "reject"));
+	add(o, "min_shared_cpus", json_object_new_int((int)c->cfg->policy.min_shared_cpus));
+	return o;
+}
+
+static json_object *topology_obj(const struct topology *t)
+{
+	json_object *o = json_object_new_object(), *nodes = json_object_new_object();
+	char key[16];
+	int n;
+
+	add(o, "online", jmask(&t->online));
+	add(o, "cpus", json_object_new_int((int)cpumask_weight(&t->online)));
+	add(o, "cores", json_object_new_int((int)t->n_cores));
+	add(o, "packages", json_object_new_int((int)t->n_packages));
+	add(o, "threads_per_core", json_object_new_int((int)t->threads_per_core));
+	cpumask_for_each(n, &t->nodes) {
+		snprintf(key, sizeof(key), "%d", n);
+		add(nodes, key, jmask(&t->node_cpus[n]));
+	}
+	add(o, "numa_nodes", nodes);
+	return o;
+}
+
+static json_object *error_obj(const struct container *ct, bool full)
+{
+	json_object *o = json_object_new_object();
+
+	if (full) {
+		add(o, "container_id", json_object_new_string(ct->info.container_id));
+		add(o, "namespace", json_object_new_string(ct->meta.namespace_));
+		add(o, "pod", json_object_new_string(ct->meta.pod_name));
+		add(o, "container", json_object_new_string(ct->meta.container_name));
+	}
+	add(o, "reason", json_object_new_string(policy_error_name(ct->d.err)));
+	add(o, "message", json_object_new_string(ct->d.reason));
+	add(o, "action", json_object_new_string(ct->d.reject ? "rejected" : "shared"));
+	return o;
+}
+
+static json_object *container_obj(const struct container *ct)
+{
+	json_object *o = json_object_new_object();
+
+	add(o, "container_id", json_object_new_string(ct->info.container_id));
+	add(o, "namespace", json_object_new_string(ct->meta.namespace_));
+	add(o, "pod", json_object_new_string(ct->meta.pod_name));
+	add(o, "container", json_object_new_string(ct->meta.container_name));
+	add(o, "pod_uid", json_object_new_string(ct->meta.pod_uid));
+	add(o, "sandbox", json_object_new_boolean(ct->meta.sandbox));
+	add(o, "qos", json_object_new_string(cgfs_qos_name(ct->info.qos)));
+	add(o, "kind", json_object_new_string(policy_kind_name(ct->d.kind)));
+	add(o, "cpus", jmask(&ct->d.cpus));
+	add(o, "mems", jmask(&ct->d.mems));
+	add(o, "cgroup", json_object_new_string(ct->path));
+	add(o, "error", ct->d.err ? error_obj(ct, false) : NULL);
+	return o;
+}
+
+static json_object *counters_obj(const struct controller_counters *n)
+{
+	json_object *o = json_object_new_object();
+
+	add(o, "events", json_object_new_uint64(n->events));
+	add(o, "events_lost", json_object_new_uint64(n->events_lost));
+	add(o, "resyncs", json_object_new_uint64(n->resyncs));
+	add(o, "cgroup_writes", json_object_new_uint64(n->cgroup_writes));
+	add(o, "cgroup_write_errors", json_object_new_uint64(n->cgroup_write_errors));
+	add(o, "exec_reapplied", json_object_new_uint64(n->exec_reapplied));
+	add(o, "rejected", json_object_new_uint64(n->rejected));
+	add(o, "resizes", json_object_new_uint64(n->resizes));
+	return o;
+}
+
+static json_object *convergence_obj(const struct controller *c)
+{
+	json_object *o = json_object_new_object(), *recent = json_object_new_array();
+	uint64_t n = c->conv_count < STATUS_RECENT ? c->conv_count : STATUS_RECENT;
+
+	for (uint64_t i = c->conv_count - n; i < c->conv_count; i++)
+		json_object_array_add(recent, json_object_new_uint64(c->conv_ns[i % STATUS_RECENT]));
+	add(o, "count", json_object_new_uint64(c->conv_count));
+	add(o, "last_ns", json_object_new_uint64(
+		c->conv_count ? c->conv_ns[(c->conv_count - 1) % STATUS_RECENT] : 0));
+	add(o, "recent_ns", recent);
+	return o;
+}
+
+static json_object *build(const struct controller *c)
+{
+	json_object *o = json_object_new_object();
+	json_object *list = json_object_new_array(), *errors = json_object_new_array();
+	struct cpumask m;
+	struct timespec ts;
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	add(o, "version", json_object_new_int(1));
+	add(o, "updated", json_object_new_double((double)ts.tv_sec + ts.tv_nsec / 1e9));
+	add(o, "daemon", daemon_obj(c));
+	add(o, "topology", topology_obj(c->topo));
+	policy_shared_pool(c->policy, &m);
+	add(o, "shared_pool", jmask(&m));
+	policy_reserved(c->policy, &m);
+	add(o, "reserved", jmask(&m));
+	while (strmap_next(c->by_path, &it, &k, &v)) {
+		const struct container *ct = v;
+
+		json_object_array_add(list, container_obj(ct));
+		if (ct->d.err)
+			json_object_array_add(errors, error_obj(ct, true));
+	}
+	add(o, "containers", list);
+	add(o, "errors", errors);
+	add(o, "counters", counters_obj(&c->n));
+	add(o, "convergence", convergence_obj(c));
+	return o;
+}
+
+/* Writes text to dir/name via dir/.name.tmp and rename(2). */
+static int write_atomic(const char *dir, const char *name, const char *text)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	size_t len = strlen(text), off = 0;
+	int fd, r = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= (int)sizeof(tmp) ||
+	    snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (!r && rename(tmp, dst) < 0)
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	return r;
+}
+
+int status_write(const struct controller *c, const char *state_dir)
+{
+	json_object *o = build(c);
+	int r;
+
+	if (!o)
+		return -ENOMEM;
+	r = write_atomic(state_dir, STATUS_FILE,
+			 json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return r;
+}

@@ -1,0 +1,54 @@
+/*
+ * status.json: the daemon's view for cpusetctl and people, rewritten
+ * atomically (temp file in the same directory, fsync-free rename) in
+ * --state-dir after every change. It is an output only: the daemon never
+ * reads it back; the live cgroups are the truth.
+ *
+ * Schema (version 1):
+ * {
+ *   "version": 1,
+ *   "updated": <unix seconds, float>,
+ *   "daemon": {"pid": N, "cgroup_mode": "v1"|"hybrid"|"v2",
+ *              "kubepods_root": "/kubepods", "bpf_attach": "tp_btf"|"raw_tp",
+ *              "dry_run": bool, "on_error": "reject"|"shared",
+ *              "min_shared_cpus": N},
+ *   "topology": {"online": "<cpulist>", "cpus": N, "cores": N,
+ *                "packages": N, "threads_per_core": N,
+ *                "numa_nodes": {"<id>": "<cpulist>", ...}},
+ *   "shared_pool": "<cpulist>",
+ *   "reserved": "<cpulist>",
+ *   "containers": [
+ *     {"container_id": "<hex>", "namespace": "...", "pod": "...",
+ *      "container": "...", "pod_uid": "...", "sandbox": bool,
+ *      "qos": "Guaranteed"|"Burstable"|"BestEffort"|"",
+ *      "kind": "shared"|"integer"|"annotated", "cpus": "<cpulist>",
+ *      "mems": "<cpulist>" ("" = left as is), "cgroup": "<path>",
+ *      "error": null | {"reason": "<label>", "message": "...",
+ *                       "action": "rejected"|"shared"}}, ...],
+ *   "errors": [ {"container_id", "namespace", "pod", "container",
+ *                "reason", "message", "action"}, ...],
+ *   "counters": {"events": N, "events_lost": N, "resyncs": N,
+ *                "cgroup_writes": N, "cgroup_write_errors": N,
+ *                "exec_reapplied": N, "rejected": N, "resizes": N},
+ *   "convergence": {"count": N, "last_ns": N,
+ *                   "recent_ns": [N, ...]}   (newest last, at most 1024)
+ * }
+ * "convergence" samples are the time from the BPF event (bpf_ktime_get_ns)
+ * to the moment no shared container overlaps a reserved CPU, taken for
+ * every event that changed the reserved set.
+ */
+#ifndef CPUSETD_STATUS_H
+#define CPUSETD_STATUS_H
+
+#define STATUS_FILE	"status.json"
+#define STATUS_RECENT	1024
+
+struct controller;
+
+/*
+ * Writes <state_dir>/status.json for c. Returns 0 or -errno (the old file
+ * stays in place on failure).
+ */
+int status_write(const struct controller *c, const char *state_dir);
+
+#endif
