@@ -279,18 +279,14 @@ static int on_ini_key(void *user, const char *section, const char *key, const ch
 
 	if (l->err_line)
 		return 0;
-	if (section[0] && strcmp(section, "cpusetd") != 0) {
-		snprintf(why, sizeof(why), "unknown section [%s]", section);
-	} else if ((id = ini_key_id(key)) < 0) {
-		snprintf(why, sizeof(why), "unknown key '%s'", key);
-	} else if (apply(l, id, value, why, sizeof(why)) == 0) {
-		return 1;
-	} else {
+	if (section[0] && strcmp(section, "cpusetd") != 0)
+		snprintf(l->err, sizeof(l->err), "unknown section [%s]", section);
+	else if ((id = ini_key_id(key)) < 0)
+		snprintf(l->err, sizeof(l->err), "unknown key '%s'", key);
+	else if (apply(l, id, value, why, sizeof(why)) < 0)
 		snprintf(l->err, sizeof(l->err), "%s: %s", key, why);
-		l->err_line = l->src.lineno;
-		return 0;
-	}
-	snprintf(l->err, sizeof(l->err), "%s", why);
+	else
+		return 1;
 	l->err_line = l->src.lineno;
 	return 0;
 }

@@ -31,9 +31,16 @@ struct cpusetd_config {
 /*
  * Fills *ret from defaults, the config file and argv. The config file is
  * optional when it is the default and missing; a named one must exist.
- * Prints the one specific error to stderr on bad input.
+ * Any bundle path in the file replaces the default list; any on the
+ * command line replaces the file's. Paths must be absolute
+ * (kubepods_root may also be "" = auto). INI lines are limited to what
+ * inih reads whole (197 characters); longer ones are an error, never cut.
+ * Prints the one specific error to stderr on bad input ("cpusetd: --opt:
+ * ..." or "cpusetd: FILE:LINE: key: ..."); the help text goes to stdout.
+ * *ret is untouched on error. Resets getopt (optind = 0), so it may be
+ * called more than once.
  * Returns 0; 1 when --help or --version was printed (exit 0);
- * -EINVAL for bad input; -errno reading the file.
+ * -EINVAL for bad input; -ENOMEM; -errno reading the file.
  */
 int config_load(int argc, char **argv, struct cpusetd_config *ret);
 

@@ -11,11 +11,16 @@
 
 /*
  * Writes msg plus a newline into host_path, replacing its content.
- * host_path must be an absolute path strictly under pods_dir; it is opened
- * relative to pods_dir with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS),
- * never created, and must be a regular file.
- * Returns 0; -EPERM when host_path is outside pods_dir; -ELOOP for a
- * symlink on the way; -ENOENT; -errno.
+ * host_path must be an absolute path strictly under pods_dir (absolute; a
+ * trailing slash is fine) with no ".." component; it is opened relative to
+ * pods_dir with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), never
+ * created, and must be a regular file with a single link. pods_dir is
+ * opened with O_NOFOLLOW: its last component must not be a symlink.
+ * Nothing is truncated or written unless all checks pass.
+ * Returns 0; -EPERM when host_path is outside pods_dir or has ".."; -ELOOP
+ * for a symlink on the way; -ENOENT; -EINVAL when not a regular file or
+ * hard-linked (a FIFO may give -ENXIO, a directory -EISDIR);
+ * -ENAMETOOLONG; -ENOSYS before Linux 5.6; -errno.
  */
 int reject_write_message(const char *pods_dir, const char *host_path, const char *msg);
 

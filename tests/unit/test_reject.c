@@ -37,7 +37,7 @@ static void write_file(const char *path, const char *text)
 
 static void assert_content(const char *path, const char *want)
 {
-	char buf[512] = "";
+	char buf[8192] = "";
 	FILE *f = fopen(path, "r");
 	size_t n;
 
@@ -105,11 +105,11 @@ static void test_writes(void **state)
 /* A long message goes out whole. */
 static void test_long_message(void **state)
 {
-	char msg[400];
+	char msg[4000 + 2];
 
 	(void)state;
-	memset(msg, 'x', sizeof(msg) - 1);
-	msg[sizeof(msg) - 1] = '\0';
+	memset(msg, 'x', 4000);
+	msg[4000] = '\0';
 	assert_int_equal(reject_write_message(pods, term, msg), 0);
 	strcat(msg, "\n");
 	assert_content(term, msg);
