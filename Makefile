@@ -2,6 +2,7 @@
 #   make            build/cpusetd, build/cpusetctl, tests
 #   make check      every test (unit + integration); run as root
 #   make demo       the main job on real runc containers; run as root
+#                   (check, demo and bench first install missing packages)
 #   make bench      the resize benchmark (tools/bench-resize)
 #   make install    binaries, unit and default config under $(DESTDIR)$(PREFIX)
 #   make deps       install the Debian packages all of this needs
@@ -97,7 +98,8 @@ deps:
 
 # Unit tests, then integration tests on the real kernel; one closing
 # "N passed, M failed" line over all of them.
-check: all
+check: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/run-all.sh $(OUT)
 
 unit: $(TESTS)
@@ -106,10 +108,12 @@ unit: $(TESTS)
 integration: all
 	$(Q)tests/run-all.sh $(OUT) integration
 
-demo: all
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh $(OUT)
 
-bench: all
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench-resize.sh $(OUT)
 
 install: $(OUT)/cpusetd $(OUT)/cpusetctl
