@@ -37,6 +37,7 @@ struct cgfs {
 	int cpuset_fd;		/* directory fd of m.cpuset_mnt */
 	int cpu_fd;		/* directory fd of m.cpu_mnt; -1 when none */
 	bool cpu_on_v2;		/* cpu.max rather than cpu.cfs_*_us */
+	bool top_balances;	/* v1: top cpuset's sched_load_balance is 1 */
 };
 
 /* ---------------------------------------------------------------- opens */
@@ -411,6 +412,12 @@ int cgfs_open(const struct cgfs_mounts *m, struct cgfs **ret)
 			(m->cpuset_on_v2 && !strcmp(m->cpu_mnt, m->cpuset_mnt)) ||
 			(fstatfs(cg->cpu_fd, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC);
 	}
+	if (!m->cpuset_on_v2) {
+		char v[8];
+
+		cg->top_balances = read_text(cg->cpuset_fd, "/", "cpuset.sched_load_balance",
+					     v, sizeof(v)) > 0 && v[0] == '1';
+	}
 	*ret = cg;
 	return 0;
 }
@@ -497,18 +504,42 @@ int cgfs_read_cpuset(struct cgfs *cg, const char *path, enum cgfs_cpuset_file f,
 	return cpulist_parse(buf, ret);
 }
 
-static int write_mask(struct cgfs *cg, const char *path, const char *file,
-		      const struct cpumask *m)
+/* One write(2) of m's cpulist through *fd, opening it first when it is
+ * -1 (the caller owns and closes it). Returns 0, -ENOENT (vanished), -errno. */
+static int write_mask_fd(struct cgfs *cg, const char *path, const char *file,
+			 const struct cpumask *m, int *fd)
 {
 	char buf[CPULIST_MAX + 1];
-	int n = cpulist_format(m, buf, sizeof(buf) - 1), r;
+	int n = cpulist_format(m, buf, sizeof(buf) - 1);
+	ssize_t k;
 
 	if (n < 0)
 		return n;
 	strcpy(buf + n, "\n");
-	r = write_text(cg->cpuset_fd, path, file, buf);
-	if (r < 0)
-		log_debug("cgfs: write %s/%s \"%.*s\": %s", path, file, n, buf, strerror(-r));
+	if (*fd < 0) {
+		int r = cg_open(cg->cpuset_fd, path, file, O_WRONLY);
+
+		if (r < 0)
+			return r;
+		*fd = r;
+	}
+	k = write(*fd, buf, (size_t)n + 1);
+	if (k < 0)
+		k = vanished(-errno);
+	else if (k != n + 1)
+		k = -EIO;
+	if (k < 0)
+		log_debug("cgfs: write %s/%s \"%.*s\": %s", path, file, n, buf, strerror((int)-k));
+	return (int)(k < 0 ? k : 0);
+}
+
+static int write_mask(struct cgfs *cg, const char *path, const char *file,
+		      const struct cpumask *m)
+{
+	int fd = -1, r = write_mask_fd(cg, path, file, m, &fd);
+
+	if (fd >= 0)
+		close(fd);
 	return r;
 }
 
@@ -567,13 +598,13 @@ static int widen_ancestors(struct cgfs *cg, const char *root, const char *path,
 	return widened;
 }
 
-int cgfs_write_cpuset(struct cgfs *cg, const char *root, const char *path,
-		      enum cgfs_cpuset_file f, const struct cpumask *m)
+int cgfs_write_cpuset_fd(struct cgfs *cg, const char *root, const char *path,
+			 enum cgfs_cpuset_file f, const struct cpumask *m, int *fd)
 {
 	const char *file;
 	int r, w;
 
-	if (!cg || !root || !path || !m)
+	if (!cg || !root || !path || !m || !fd)
 		return -EINVAL;
 	if (f == CGFS_EFFECTIVE_CPUS || f == CGFS_EFFECTIVE_MEMS)
 		return -EPERM;
@@ -583,19 +614,38 @@ int cgfs_write_cpuset(struct cgfs *cg, const char *root, const char *path,
 
 	if (cg->m.cpuset_on_v2) {
 		r = widen_ancestors(cg, root, path, f, m);
-		return r < 0 ? r : write_mask(cg, path, file, m);
+		return r < 0 ? r : write_mask_fd(cg, path, file, m, fd);
 	}
 	if (cpumask_empty(m))
 		return -EINVAL;
 	/* v1 refuses a set its parent does not hold with EACCES
 	 * (cpuset1_validate_change); EINVAL/ENOSPC are taken alike. */
-	r = write_mask(cg, path, file, m);
+	r = write_mask_fd(cg, path, file, m, fd);
 	if (r != -EACCES && r != -EINVAL && r != -ENOSPC)
 		return r;
 	w = widen_ancestors(cg, root, path, f, m);
 	if (w <= 0)
 		return w < 0 ? w : r;
-	return write_mask(cg, path, file, m);
+	return write_mask_fd(cg, path, file, m, fd);
+}
+
+int cgfs_write_cpuset(struct cgfs *cg, const char *root, const char *path,
+		      enum cgfs_cpuset_file f, const struct cpumask *m)
+{
+	int fd = -1, r = cgfs_write_cpuset_fd(cg, root, path, f, m, &fd);
+
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+int cgfs_skip_sched_rebuild(struct cgfs *cg, const char *path)
+{
+	if (!cg || !path)
+		return -EINVAL;
+	if (cg->m.cpuset_on_v2 || !cg->top_balances)
+		return 0;
+	return write_text(cg->cpuset_fd, path, "cpuset.sched_load_balance", "0");
 }
 
 /* ----------------------------------------------------------------- quota */

@@ -155,6 +155,32 @@ int cgfs_write_cpuset(struct cgfs *cg, const char *root, const char *path,
 		      enum cgfs_cpuset_file f, const struct cpumask *m);
 
 /*
+ * cgfs_write_cpuset through a file kept open in *fd across calls: *fd = -1
+ * the first time; the function opens it and leaves it open; the caller
+ * closes it (when the cgroup goes). A resize then costs one write(2) per
+ * container instead of a path walk, open, write and close (4.7 µs vs
+ * 12 µs per write measured on v1). A write through the fd of a removed
+ * cgroup fails with ENODEV, reported as -ENOENT. Same returns otherwise.
+ */
+int cgfs_write_cpuset_fd(struct cgfs *cg, const char *root, const char *path,
+			 enum cgfs_cpuset_file f, const struct cpumask *m, int *fd);
+
+/*
+ * v1 only: clears cpuset.sched_load_balance of a container cgroup when the
+ * top cpuset load-balances every CPU. Then the flag has no effect on the
+ * scheduler ("If the top cpuset has sched_load_balance enabled, ... the
+ * setting of the flag in any other cpusets won't matter",
+ * Documentation/admin-guide/cgroup-v1/cpusets.rst §1.7), but while it is
+ * set every cpuset.cpus write to that cgroup rebuilds the sched domains,
+ * which walks every cpuset: measured here 43 µs per write with 300
+ * cpusets, 19 µs without the rebuild. Known limit: if an admin later turns
+ * the top flag off, these containers are left out of load balancing.
+ * Does nothing (returns 0) on v2 or when the top cpuset does not balance.
+ * Returns 0, -ENOENT (vanished), -errno.
+ */
+int cgfs_skip_sched_rebuild(struct cgfs *cg, const char *path);
+
+/*
  * Reads the CFS bandwidth of path: cpu.max on v2, cpu.cfs_quota_us and
  * cpu.cfs_period_us on v1 (in the cpu controller's hierarchy).
  * *ret_quota_us is -1 for "no limit"; *ret_period_us > 0.

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "controller.h"
 #include "log.h"
 #include "reject.h"
@@ -43,6 +44,15 @@ int controller_init(struct controller *c, const struct cpusetd_config *cfg,
 	return 0;
 }
 
+static void container_free(struct container *ct)
+{
+	if (!ct)
+		return;
+	if (ct->cpus_fd >= 0)
+		close(ct->cpus_fd);
+	free(ct);
+}
+
 static void free_table(struct strmap *m)
 {
 	size_t it = 0;
@@ -50,7 +60,7 @@ static void free_table(struct strmap *m)
 	void *v;
 
 	while (strmap_next(m, &it, &k, &v))
-		free(v);
+		container_free(v);
 	strmap_free(m);
 }
 
@@ -127,19 +137,29 @@ static void load_meta(struct controller *c, struct container *ct)
 	meta_name(&ct->meta, ct->info.container_id, ct->name, sizeof(ct->name));
 }
 
+/* cgroup_id: from the event, or 0 to stat the cgroup. */
 static struct container *new_container(struct controller *c, const char *path,
-				       const struct cgfs_path_info *info)
+				       const struct cgfs_path_info *info, uint64_t cgroup_id)
 {
 	struct container *ct = calloc(1, sizeof(*ct));
 
 	if (!ct)
 		return NULL;
+	ct->cpus_fd = -1;
 	snprintf(ct->path, sizeof(ct->path), "%s", path);
 	ct->info = *info;
-	if (cgfs_cgroup_id(c->cg, path, &ct->cgroup_id) < 0)
+	ct->cgroup_id = cgroup_id;
+	if (!cgroup_id && cgfs_cgroup_id(c->cg, path, &ct->cgroup_id) < 0)
 		ct->cgroup_id = 0;
 	load_meta(c, ct);
 	return ct;
+}
+
+/* Best effort, only a speed-up for later resizes; see cgfs.h. */
+static void skip_sched_rebuild(struct controller *c, struct container *ct)
+{
+	if (!c->cfg->dry_run)
+		cgfs_skip_sched_rebuild(c->cg, ct->path);
 }
 
 static void request_of(const struct container *ct, struct policy_request *req)
@@ -182,7 +202,12 @@ static void write_set(struct controller *c, struct container *ct, enum cgfs_cpus
 			 f == CGFS_CPUS ? "cpuset.cpus" : "cpuset.mems", buf);
 		return;
 	}
-	r = cgfs_write_cpuset(c->cg, c->root, ct->path, f, m);
+	/* cpuset.cpus changes on every resize: keep it open. */
+	r = -EMFILE;
+	if (f == CGFS_CPUS)
+		r = cgfs_write_cpuset_fd(c->cg, c->root, ct->path, f, m, &ct->cpus_fd);
+	if (r == -EMFILE || r == -ENFILE)	/* out of fds: the slow way */
+		r = cgfs_write_cpuset(c->cg, c->root, ct->path, f, m);
 	note_write(c, ct, f == CGFS_CPUS ? "cpuset.cpus" : "cpuset.mems", r);
 	if (r == 0) {
 		*applied = *m;
@@ -321,21 +346,22 @@ static int on_mkdir(struct controller *c, const struct cpusetd_event *ev)
 {
 	struct cgfs_path_info info;
 	struct container *ct;
+	int r;
 
 	if (cgfs_parse_path(c->root, ev->path, &info) < 0 || info.level != CGFS_LEVEL_CONTAINER)
 		return 0;
 	if (strmap_get(c->by_path, ev->path))
 		return 0;	/* already known from a resync */
-	ct = new_container(c, ev->path, &info);
+	ct = new_container(c, ev->path, &info, ev->cgroup_id);
 	if (!ct || strmap_put(c->by_path, ct->path, ct) < 0) {
-		free(ct);
+		container_free(ct);
 		return -ENOMEM;
 	}
-	if (!ct->cgroup_id)
-		ct->cgroup_id = ev->cgroup_id;
 	if (ct->meta.sandbox_id[0])
 		inherit_pod_annotations(ct, find_sandbox(c, ct->meta.sandbox_id));
-	return place(c, ct, ev->ts_ns);
+	r = place(c, ct, ev->ts_ns);
+	skip_sched_rebuild(c, ct);	/* after convergence: not on its clock */
+	return r;
 }
 
 static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
@@ -351,7 +377,7 @@ static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
 		resize_shared(c);
 		record_convergence(c, ev->ts_ns);
 	}
-	free(ct);
+	container_free(ct);
 	c->dirty = true;
 	return 0;
 }
@@ -436,9 +462,10 @@ static int scan_one(const char *path, void *arg)
 		s->list = l;
 		s->cap = cap;
 	}
-	ct = new_container(s->c, path, &info);
+	ct = new_container(s->c, path, &info, 0);
 	if (!ct)
 		return -ENOMEM;
+	skip_sched_rebuild(s->c, ct);
 	/* What the kernel holds now: the truth recovery starts from. */
 	ct->cpus_known = cgfs_read_cpuset(s->c->cg, path, CGFS_CPUS, &ct->cpus_applied) == 0;
 	ct->mems_known = cgfs_read_cpuset(s->c->cg, path, CGFS_MEMS, &ct->mems_applied) == 0;
@@ -532,7 +559,7 @@ int controller_resync(struct controller *c)
 		r = install_table(c, s.list, s.n);
 	if (r < 0) {
 		for (size_t i = 0; i < s.n; i++)
-			free(s.list[i]);
+			container_free(s.list[i]);
 		free(s.list);
 		return r;
 	}

@@ -31,6 +31,7 @@ struct container {
 	struct cpumask cpus_applied;	/* what we last wrote or read */
 	struct cpumask mems_applied;
 	bool cpus_known, mems_known;
+	int cpus_fd;			/* cpuset.cpus kept open for resizes; -1 */
 	bool error_logged;
 	bool killed;
 };

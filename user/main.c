@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -227,12 +228,25 @@ static int loop(struct daemon *d)
 	}
 }
 
+/* One open cpuset.cpus per container: lift the soft fd limit to the hard
+ * one so a node with thousands of containers keeps the fast path. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static int start(struct daemon *d)
 {
 	struct cgfs_mounts m;
 	char root[CGFS_PATH_MAX];
 	int r;
 
+	raise_nofile();
 	r = cgfs_detect(NULL, NULL, &m);
 	if (r < 0)
 		return log_error("no cgroup hierarchy with the cpuset controller: %s", strerror(-r)), r;
