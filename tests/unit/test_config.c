@@ -466,6 +466,35 @@ static void test_repeat_calls(void **state)
 	}
 }
 
+/* The shipped default config (systemd/cpusetd.conf) loads as shipped and
+ * with every commented setting turned on, and gives the defaults. Tests
+ * run from the repository root. */
+static void test_shipped_config(void **state)
+{
+	const char *args[] = { "--config", "systemd/cpusetd.conf", NULL };
+	const char *args2[] = { "--config", ini, NULL };
+	char text[16384], line[512];
+	struct cpusetd_config c;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(load(&c, args), 0);
+	assert_defaults(&c);
+	f = fopen("systemd/cpusetd.conf", "r");
+	assert_non_null(f);
+	text[0] = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		/* "#key = value" lines are settings; "# prose" is not. */
+		const char *l = line[0] == '#' && line[1] != ' ' && line[1] != '\n' ? line + 1 : line;
+
+		strncat(text, l, sizeof(text) - strlen(text) - 1);
+	}
+	fclose(f);
+	write_ini(text);
+	assert_int_equal(load(&c, args2), 0);
+	assert_defaults(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -482,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_config_file_errors),
 		cmocka_unit_test(test_help_version),
 		cmocka_unit_test(test_repeat_calls),
+		cmocka_unit_test(test_shipped_config),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
