@@ -72,6 +72,16 @@ it_setup() {
 	trap it_cleanup EXIT
 }
 
+# it_start NAME ROOT_LEAF: it_setup, then the kubepods root
+# ROOT=$IT_CG/ROOT_LEAF. The tests name CPUs 0 and 1, so they need exactly
+# those online (a bigger machine runs them in the VM lane instead).
+it_start() {
+	it_setup "$1"
+	[ "$IT_ONLINE" = 0-1 ] || it_skip_all "expects CPUs 0-1 online, have $IT_ONLINE"
+	ROOT=$IT_CG/$2
+	it_mkroot "$ROOT"
+}
+
 # it_mkroot CGPATH: the kubepods root (and parents) in the cpuset hierarchy.
 it_mkroot() {
 	local p=$IT_CPUSET dir

@@ -6,12 +6,8 @@
 cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}
 . tests/integration/lib.sh
-it_setup life
-command -v python3 >/dev/null || it_skip_all "python3 missing"
-
-[ "$IT_ONLINE" = 0-1 ] || it_skip_all "expects CPUs 0-1 online, have $IT_ONLINE"
-ROOT=$IT_CG/kubepods
-it_mkroot "$ROOT"
+it_start life kubepods
+command -v python3 >/dev/null || it_skip_all "python3 missing (make deps)"
 
 # A NOTIFY_SOCKET listener that records each datagram with whether
 # status.json existed when it arrived.

@@ -5,11 +5,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}
 . tests/integration/lib.sh
-it_setup lost
-
-[ "$IT_ONLINE" = 0-1 ] || it_skip_all "expects CPUs 0-1 online, have $IT_ONLINE"
-ROOT=$IT_CG/kubepods
-it_mkroot "$ROOT"
+it_start lost kubepods
 daemon_start "$ROOT"
 pod_start s1 burstable 500
 wait_for 5 allowed_is s1 app 0-1

@@ -7,11 +7,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}
 . tests/integration/lib.sh
-it_setup main
-
-[ "$IT_ONLINE" = 0-1 ] || it_skip_all "expects CPUs 0-1 online, have $IT_ONLINE"
-ROOT=$IT_CG/kubepods
-it_mkroot "$ROOT"
+it_start main kubepods
 check "daemon starts and writes status.json" daemon_start "$ROOT"
 
 # --- integer pod: exclusive CPU, shared containers leave it ---
