@@ -1,7 +1,7 @@
 /*
- * cgroup file access: finding the hierarchies (v1, hybrid, v2), reading and
- * writing cpuset files with the kernel's ordering rules, CFS quota, cgroup
- * ids, killing a cgroup's tasks and walking a subtree.
+ * cgroup file access: the handle on the hierarchies, reading and writing
+ * cpuset files with the kernel's ordering rules, CFS quota and cgroup ids.
+ * Detection lives in cgfs_detect.c, kill and walk in cgfs_tree.c.
  *
  * Every open is openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|
  * RESOLVE_NO_MAGICLINKS) relative to a directory fd of the hierarchy's
@@ -29,16 +29,8 @@
 #include <unistd.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
-#include "cgfs.h"
+#include "cgfs_internal.h"
 #include "../user/log.h"
-
-struct cgfs {
-	struct cgfs_mounts m;
-	int cpuset_fd;		/* directory fd of m.cpuset_mnt */
-	int cpu_fd;		/* directory fd of m.cpu_mnt; -1 when none */
-	bool cpu_on_v2;		/* cpu.max rather than cpu.cfs_*_us */
-	bool top_balances;	/* v1: top cpuset's sched_load_balance is 1 */
-};
 
 /* ---------------------------------------------------------------- opens */
 
@@ -52,7 +44,7 @@ static bool has_dotdot(const char *rel)
 
 /* Opens rel (no leading '/') beneath dirfd. Returns an fd or -errno
  * (-EXDEV when rel would leave dirfd, -ELOOP on a symlink). */
-static int open_beneath(int dirfd, const char *rel, int flags)
+int cgfs__open_beneath(int dirfd, const char *rel, int flags)
 {
 	static bool no_openat2;
 	struct open_how how = {
@@ -97,27 +89,27 @@ static int rel_path(const char *path, const char *file, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int cg_open(int dirfd, const char *path, const char *file, int flags)
+int cgfs__open(int dirfd, const char *path, const char *file, int flags)
 {
 	char rel[CGFS_PATH_MAX + 64];
 	int r = rel_path(path, file, rel, sizeof(rel));
 
 	if (r < 0)
 		return r;
-	return open_beneath(dirfd, rel, flags);
+	return cgfs__open_beneath(dirfd, rel, flags);
 }
 
-static int vanished(int err)
+int cgfs__vanished(int err)
 {
 	return err == -ENODEV ? -ENOENT : err;
 }
 
 /* Reads all of a small file into buf (NUL-terminated). Returns its length,
  * -EFBIG when it does not fit, -ENOENT when the cgroup vanished, -errno. */
-static ssize_t read_text(int dirfd, const char *path, const char *file, char *buf, size_t len)
+ssize_t cgfs__read_text(int dirfd, const char *path, const char *file, char *buf, size_t len)
 {
 	size_t n = 0;
-	int fd = cg_open(dirfd, path, file, O_RDONLY);
+	int fd = cgfs__open(dirfd, path, file, O_RDONLY);
 
 	if (fd < 0)
 		return fd;
@@ -127,7 +119,7 @@ static ssize_t read_text(int dirfd, const char *path, const char *file, char *bu
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0 || n + (size_t)k == len - 1) {
-			int r = k < 0 ? vanished(-errno) : -EFBIG;
+			int r = k < 0 ? cgfs__vanished(-errno) : -EFBIG;
 
 			close(fd);
 			return r;
@@ -143,229 +135,21 @@ static ssize_t read_text(int dirfd, const char *path, const char *file, char *bu
 
 /* Writes buf with exactly one write(2): the kernel parses each write as a
  * whole value. Returns 0, -ENOENT (vanished), -errno. */
-static int write_text(int dirfd, const char *path, const char *file, const char *buf)
+int cgfs__write_text(int dirfd, const char *path, const char *file, const char *buf)
 {
 	size_t len = strlen(buf);
 	ssize_t k;
-	int fd = cg_open(dirfd, path, file, O_WRONLY);
+	int fd = cgfs__open(dirfd, path, file, O_WRONLY);
 
 	if (fd < 0)
 		return fd;
 	k = write(fd, buf, len);
 	if (k < 0)
-		k = vanished(-errno);
+		k = cgfs__vanished(-errno);
 	else if ((size_t)k != len)
 		k = -EIO;
 	close(fd);
 	return (int)(k < 0 ? k : 0);
-}
-
-/* ------------------------------------------------------------- detection */
-
-#define MAX_SUBSYS 64
-
-struct detect {
-	char v1_names[MAX_SUBSYS][32];	/* controllers bound to a v1 hierarchy */
-	int n_v1_names;
-	bool cpuset_known;		/* /proc/cgroups has a cpuset line */
-	bool cpuset_enabled;
-	int cpuset_hier;
-	bool has_v1, has_v2;
-	char v2_mnt[256];
-	char cpuset_v1[256], cpu_v1[256];
-};
-
-static bool has_token(const char *list, const char *sep, const char *word)
-{
-	size_t wl = strlen(word);
-
-	for (const char *p = list; *p; ) {
-		size_t tl = strcspn(p, sep);
-
-		if (tl == wl && !strncmp(p, word, wl))
-			return true;
-		p += tl;
-		p += strspn(p, sep);
-	}
-	return false;
-}
-
-/* /proc/cgroups: "#subsys_name hierarchy num_cgroups enabled". */
-static int parse_proc_cgroups(const char *file, struct detect *d)
-{
-	FILE *f = fopen(file, "re");
-	char line[256];
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char name[32];
-		int hier, num, enabled;
-
-		if (line[0] == '#' || sscanf(line, "%31s %d %d %d", name, &hier, &num, &enabled) != 4)
-			continue;
-		if (!strcmp(name, "cpuset")) {
-			d->cpuset_known = true;
-			d->cpuset_enabled = enabled != 0;
-			d->cpuset_hier = hier;
-		}
-		if (hier != 0 && d->n_v1_names < MAX_SUBSYS)
-			strcpy(d->v1_names[d->n_v1_names++], name);
-	}
-	fclose(f);
-	return 0;
-}
-
-/* Undoes mountinfo's octal escapes (" " is "\040") in place. */
-static void unescape(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else
-			*out++ = *s;
-	}
-	*out = '\0';
-}
-
-static void copy_mnt(char dst[256], const char *mnt)
-{
-	if (!dst[0])	/* the first mount of a hierarchy wins */
-		snprintf(dst, 256, "%s", mnt);
-}
-
-/* One mountinfo line: "id parent maj:min root mountpoint opts [tags] - fstype source superopts". */
-static void parse_mount_line(char *line, struct detect *d)
-{
-	char *sep = strstr(line, " - "), *save = NULL, *mnt, *fstype, *super;
-
-	if (!sep)
-		return;
-	*sep = '\0';
-	strtok_r(line, " ", &save);
-	for (int i = 0; i < 3; i++)
-		strtok_r(NULL, " ", &save);
-	mnt = strtok_r(NULL, " ", &save);
-	save = NULL;
-	fstype = strtok_r(sep + 3, " \n", &save);
-	strtok_r(NULL, " \n", &save);
-	super = strtok_r(NULL, " \n", &save);
-	if (!mnt || !fstype || !super)
-		return;
-	unescape(mnt);
-	if (strlen(mnt) >= 256) {
-		log_debug("cgfs: mount point too long, ignored: %s", mnt);
-		return;
-	}
-	if (!strcmp(fstype, "cgroup2")) {
-		d->has_v2 = true;
-		copy_mnt(d->v2_mnt, mnt);
-		return;
-	}
-	if (strcmp(fstype, "cgroup"))
-		return;
-	/* "name=systemd" and friends carry no controller; only tokens that
-	 * /proc/cgroups names make this a controller hierarchy. */
-	for (int i = 0; i < d->n_v1_names; i++)
-		if (has_token(super, ",", d->v1_names[i]))
-			d->has_v1 = true;
-	if (has_token(super, ",", "cpuset"))
-		copy_mnt(d->cpuset_v1, mnt);
-	if (has_token(super, ",", "cpu"))
-		copy_mnt(d->cpu_v1, mnt);
-}
-
-static int parse_mountinfo(const char *file, struct detect *d)
-{
-	FILE *f = fopen(file, "re");
-	char *line = NULL;
-	size_t cap = 0;
-
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0)
-		parse_mount_line(line, d);
-	free(line);
-	fclose(f);
-	return 0;
-}
-
-/* Controllers available at the v2 root ("cpuset cpu io memory ..."). */
-static int read_v2_controllers(const char *mnt, char *buf, size_t len)
-{
-	char file[300];
-	ssize_t n;
-	int fd;
-
-	snprintf(file, sizeof(file), "%s/cgroup.controllers", mnt);
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return 0;
-}
-
-static int detect_fill(const struct detect *d, struct cgfs_mounts *m)
-{
-	char ctrls[512] = "";
-
-	if (!d->has_v1 && !d->has_v2)
-		return -ENOENT;
-	m->mode = !d->has_v1 ? CGFS_MODE_V2 : d->has_v2 ? CGFS_MODE_HYBRID : CGFS_MODE_V1;
-	if (d->has_v2 && read_v2_controllers(d->v2_mnt, ctrls, sizeof(ctrls)) < 0)
-		log_debug("cgfs: cannot read %s/cgroup.controllers", d->v2_mnt);
-
-	if (d->cpuset_v1[0]) {
-		snprintf(m->cpuset_mnt, sizeof(m->cpuset_mnt), "%s", d->cpuset_v1);
-		m->cpuset_hierarchy_id = d->cpuset_hier;
-	} else if (has_token(ctrls, " \n", "cpuset")) {
-		snprintf(m->cpuset_mnt, sizeof(m->cpuset_mnt), "%s", d->v2_mnt);
-		m->cpuset_on_v2 = true;
-	} else
-		return -ENOENT;
-
-	if (d->cpu_v1[0])
-		snprintf(m->cpu_mnt, sizeof(m->cpu_mnt), "%s", d->cpu_v1);
-	else if (has_token(ctrls, " \n", "cpu"))
-		snprintf(m->cpu_mnt, sizeof(m->cpu_mnt), "%s", d->v2_mnt);
-	return 0;
-}
-
-int cgfs_detect(const char *mountinfo, const char *cgroups, struct cgfs_mounts *ret)
-{
-	struct detect d = { 0 };
-	struct cgfs_mounts m = { 0 };
-	int r;
-
-	if (!ret)
-		return -EINVAL;
-	r = parse_proc_cgroups(cgroups ? cgroups : "/proc/cgroups", &d);
-	if (r < 0)
-		return r;
-	if (d.cpuset_known && !d.cpuset_enabled) {
-		log_debug("cgfs: cpuset controller disabled (cgroup_disable=cpuset?)");
-		return -ENOENT;
-	}
-	r = parse_mountinfo(mountinfo ? mountinfo : "/proc/self/mountinfo", &d);
-	if (r < 0)
-		return r;
-	r = detect_fill(&d, &m);
-	if (r < 0) {
-		log_debug("cgfs: no hierarchy holds the cpuset controller");
-		return r;
-	}
-	log_debug("cgfs: mode %d, cpuset at %s (%s), cpu at %s", m.mode, m.cpuset_mnt,
-		  m.cpuset_on_v2 ? "v2" : "v1", m.cpu_mnt[0] ? m.cpu_mnt : "(none)");
-	*ret = m;
-	return 0;
 }
 
 /* ---------------------------------------------------------------- handle */
@@ -415,7 +199,7 @@ int cgfs_open(const struct cgfs_mounts *m, struct cgfs **ret)
 	if (!m->cpuset_on_v2) {
 		char v[8];
 
-		cg->top_balances = read_text(cg->cpuset_fd, "/", "cpuset.sched_load_balance",
+		cg->top_balances = cgfs__read_text(cg->cpuset_fd, "/", "cpuset.sched_load_balance",
 					     v, sizeof(v)) > 0 && v[0] == '1';
 	}
 	*ret = cg;
@@ -438,9 +222,9 @@ const struct cgfs_mounts *cgfs_mounts(const struct cgfs *cg)
 	return &cg->m;
 }
 
-static int dir_exists(int dirfd, const char *path)
+int cgfs__dir_exists(int dirfd, const char *path)
 {
-	int fd = cg_open(dirfd, path, NULL, O_PATH | O_DIRECTORY);
+	int fd = cgfs__open(dirfd, path, NULL, O_PATH | O_DIRECTORY);
 
 	if (fd < 0)
 		return fd;
@@ -453,7 +237,7 @@ int cgfs_find_kubepods_root(struct cgfs *cg, char *ret, size_t len)
 	static const char *const roots[] = { "/kubepods.slice", "/kubepods" };
 
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		int r = dir_exists(cg->cpuset_fd, roots[i]);
+		int r = cgfs__dir_exists(cg->cpuset_fd, roots[i]);
 
 		if (r == -ENOENT)
 			continue;
@@ -496,7 +280,7 @@ int cgfs_read_cpuset(struct cgfs *cg, const char *path, enum cgfs_cpuset_file f,
 
 	if (!file)
 		return -EINVAL;
-	n = read_text(cg->cpuset_fd, path, file, buf, sizeof(buf));
+	n = cgfs__read_text(cg->cpuset_fd, path, file, buf, sizeof(buf));
 	if (n == -EFBIG)
 		n = -EINVAL;
 	if (n < 0)
@@ -517,7 +301,7 @@ static int write_mask_fd(struct cgfs *cg, const char *path, const char *file,
 		return n;
 	strcpy(buf + n, "\n");
 	if (*fd < 0) {
-		int r = cg_open(cg->cpuset_fd, path, file, O_WRONLY);
+		int r = cgfs__open(cg->cpuset_fd, path, file, O_WRONLY);
 
 		if (r < 0)
 			return r;
@@ -525,7 +309,7 @@ static int write_mask_fd(struct cgfs *cg, const char *path, const char *file,
 	}
 	k = write(*fd, buf, (size_t)n + 1);
 	if (k < 0)
-		k = vanished(-errno);
+		k = cgfs__vanished(-errno);
 	else if (k != n + 1)
 		k = -EIO;
 	if (k < 0)
@@ -645,7 +429,7 @@ int cgfs_skip_sched_rebuild(struct cgfs *cg, const char *path)
 		return -EINVAL;
 	if (cg->m.cpuset_on_v2 || !cg->top_balances)
 		return 0;
-	return write_text(cg->cpuset_fd, path, "cpuset.sched_load_balance", "0");
+	return cgfs__write_text(cg->cpuset_fd, path, "cpuset.sched_load_balance", "0");
 }
 
 /* ----------------------------------------------------------------- quota */
@@ -670,7 +454,7 @@ static int parse_i64(const char *s, int64_t *ret)
 static int read_i64(int dirfd, const char *path, const char *file, int64_t *ret)
 {
 	char buf[64];
-	ssize_t n = read_text(dirfd, path, file, buf, sizeof(buf));
+	ssize_t n = cgfs__read_text(dirfd, path, file, buf, sizeof(buf));
 
 	if (n < 0)
 		return n == -EFBIG ? -EINVAL : (int)n;
@@ -681,7 +465,7 @@ static int read_i64(int dirfd, const char *path, const char *file, int64_t *ret)
 static int read_cpu_max(struct cgfs *cg, const char *path, int64_t *quota, int64_t *period)
 {
 	char buf[64], *sp;
-	ssize_t n = read_text(cg->cpu_fd, path, "cpu.max", buf, sizeof(buf));
+	ssize_t n = cgfs__read_text(cg->cpu_fd, path, "cpu.max", buf, sizeof(buf));
 
 	if (n < 0)
 		return n == -EFBIG ? -EINVAL : (int)n;
@@ -731,7 +515,7 @@ int cgfs_cgroup_id(struct cgfs *cg, const char *path, uint64_t *ret_id)
 
 	if (!cg || !ret_id)
 		return -EINVAL;
-	fd = cg_open(cg->cpuset_fd, path, NULL, O_PATH | O_DIRECTORY);
+	fd = cgfs__open(cg->cpuset_fd, path, NULL, O_PATH | O_DIRECTORY);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) < 0)
@@ -742,197 +526,3 @@ int cgfs_cgroup_id(struct cgfs *cg, const char *path, uint64_t *ret_id)
 	return r;
 }
 
-#define KILL_ROUNDS	20
-#define PROCS_MAX	(16u << 20)
-
-/* Reads the whole of path's cgroup.procs into a malloc'ed string. */
-static int read_procs(struct cgfs *cg, const char *path, char **ret)
-{
-	size_t cap = 4096, n = 0;
-	char *buf = NULL;
-	int fd = cg_open(cg->cpuset_fd, path, "cgroup.procs", O_RDONLY), r = 0;
-
-	if (fd < 0)
-		return fd;
-	for (;;) {
-		ssize_t k;
-
-		if (!buf || n + 1 >= cap) {
-			size_t ncap = buf ? cap * 2 : cap;
-			char *nb = ncap > PROCS_MAX ? NULL : realloc(buf, ncap);
-
-			if (!nb) {
-				r = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		k = read(fd, buf + n, cap - 1 - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			r = k < 0 ? vanished(-errno) : 0;
-			break;
-		}
-		n += (size_t)k;
-	}
-	close(fd);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	buf[n] = '\0';
-	*ret = buf;
-	return 0;
-}
-
-/* SIGKILLs every pid in cgroup.procs. Returns how many it listed (0 =
- * empty), -ENOENT (vanished), -errno. Never signals pid <= 1 or itself. */
-static int kill_round(struct cgfs *cg, const char *path)
-{
-	char *procs, *p, *end;
-	int r = read_procs(cg, path, &procs), n = 0;
-
-	if (r < 0)
-		return r;
-	for (p = procs; *p; p = end) {
-		long pid = strtol(p, &end, 10);
-
-		if (end == p)
-			break;
-		n++;
-		if (pid <= 1 || pid == (long)getpid()) {
-			log_debug("cgfs: %s holds pid %ld, not killing it", path, pid);
-			continue;
-		}
-		if (kill((pid_t)pid, SIGKILL) < 0 && errno != ESRCH)
-			log_debug("cgfs: kill %ld in %s: %s", pid, path, strerror(errno));
-	}
-	free(procs);
-	return n;
-}
-
-/* v2 (5.14+): one write to cgroup.kill. Returns 1 when done, 0 when the
- * file does not exist (older kernel, or v1), -ENOENT (vanished), -errno. */
-static int write_cgroup_kill(struct cgfs *cg, const char *path)
-{
-	int r = write_text(cg->cpuset_fd, path, "cgroup.kill", "1");
-
-	if (r == -ENOENT) {
-		r = dir_exists(cg->cpuset_fd, path);
-		return r < 0 ? r : 0;
-	}
-	return r < 0 ? r : 1;
-}
-
-int cgfs_kill(struct cgfs *cg, const char *path)
-{
-	struct timespec delay = { 0, 1000000 };
-	int r;
-
-	if (!cg || !path)
-		return -EINVAL;
-	if (cg->m.cpuset_on_v2) {
-		r = write_cgroup_kill(cg, path);
-		if (r < 0)
-			return r == -ENOENT ? 0 : r;
-	}
-	/* Also after cgroup.kill: waits until the tasks are gone, so that an
-	 * rmdir right after does not fail with EBUSY. */
-	for (int round = 0; round < KILL_ROUNDS; round++) {
-		r = kill_round(cg, path);
-		if (r == -ENOENT || r == 0)
-			return 0;
-		if (r < 0)
-			return r;
-		nanosleep(&delay, NULL);
-		if (delay.tv_nsec < 50000000)
-			delay.tv_nsec *= 2;
-	}
-	log_debug("cgfs: %s still has tasks after %d rounds", path, KILL_ROUNDS);
-	return -EBUSY;
-}
-
-/* ------------------------------------------------------------------ walk */
-
-struct walk {
-	int (*fn)(const char *path, void *arg);
-	void *arg;
-	char path[CGFS_PATH_MAX];
-};
-
-/* Visits the children of the directory fd (path in w->path, len chars),
- * each before its own children. Takes ownership of fd. */
-static int walk_dir(struct walk *w, int fd, size_t len)
-{
-	DIR *d = fdopendir(fd);
-	struct dirent *de;
-	int r = 0;
-
-	if (!d) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	for (errno = 0; (de = readdir(d)); errno = 0) {
-		size_t nl = strlen(de->d_name), sl = len > 1 ? 1 : 0;
-		int cfd;
-
-		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (len + sl + nl >= sizeof(w->path)) {
-			log_debug("cgfs: path too long, skipped: %s/%s", w->path, de->d_name);
-			continue;
-		}
-		cfd = open_beneath(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY);
-		if (cfd == -ENOENT)
-			continue;	/* removed since readdir */
-		if (cfd < 0) {
-			r = cfd;
-			break;
-		}
-		memcpy(w->path + len, "/", sl);
-		memcpy(w->path + len + sl, de->d_name, nl + 1);
-		r = w->fn(w->path, w->arg);
-		if (r >= 0)
-			r = walk_dir(w, cfd, len + sl + nl);
-		else
-			close(cfd);
-		w->path[len] = '\0';
-		if (r < 0)
-			break;
-		r = 0;
-	}
-	if (!de && errno && errno != ENOENT && errno != ENODEV)
-		r = -errno;
-	closedir(d);
-	return r;
-}
-
-int cgfs_walk(struct cgfs *cg, const char *root,
-	      int (*fn)(const char *path, void *arg), void *arg)
-{
-	struct walk w = { .fn = fn, .arg = arg };
-	size_t len;
-	int fd, r;
-
-	if (!cg || !root || !fn)
-		return -EINVAL;
-	while (*root == '/')
-		root++;
-	len = (size_t)snprintf(w.path, sizeof(w.path), "/%s", root);
-	if (len >= sizeof(w.path))
-		return -ENAMETOOLONG;
-	while (len > 1 && w.path[len - 1] == '/')
-		w.path[--len] = '\0';
-	fd = cg_open(cg->cpuset_fd, w.path, NULL, O_RDONLY | O_DIRECTORY);
-	if (fd < 0)
-		return fd;
-	r = fn(w.path, arg);
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	return walk_dir(&w, fd, len);
-}
