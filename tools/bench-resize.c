@@ -77,26 +77,28 @@ static void get(const char *path, char *buf, size_t len)
 
 /* mkdir in the cpuset hierarchy with cpus/mems copied from the parent
  * (v1 children start empty and cannot take tasks). */
+static void copy_from_parent(const char *dir, const char *file)
+{
+	char src[600], dst[600], v[CPULIST_MAX];
+
+	snprintf(dst, sizeof(dst), "%s/%s", dir, file);
+	get(dst, v, sizeof(v));
+	if (v[0])
+		return;
+	snprintf(src, sizeof(src), "%s/../%s", dir, file);
+	get(src, v, sizeof(v));
+	put(dst, v);
+}
+
 static void mkcg(const char *rel)
 {
-	char p[512], parent[512], v[256];
+	char p[512];
 
 	snprintf(p, sizeof(p), CPUSET "%s", rel);
 	if (mkdir(p, 0755) < 0 && errno != EEXIST)
 		die(p);
-	snprintf(parent, sizeof(parent), "%s", p);
-	*strrchr(parent, '/') = '\0';
-	for (const char *f = "cpuset.cpus"; f; f = strcmp(f, "cpuset.cpus") ? NULL : "cpuset.mems") {
-		char src[600], dst[600];
-
-		snprintf(src, sizeof(src), "%s/%s", parent, f);
-		snprintf(dst, sizeof(dst), "%s/%s", p, f);
-		get(dst, v, sizeof(v));
-		if (v[0])
-			continue;
-		get(src, v, sizeof(v));
-		put(dst, v);
-	}
+	copy_from_parent(p, "cpuset.cpus");
+	copy_from_parent(p, "cpuset.mems");
 }
 
 static void shared_path(const struct bench *b, int i, char *buf, size_t len)
@@ -349,7 +351,7 @@ static void teardown(void)
 	if (b->daemon > 0)
 		kill(b->daemon, SIGTERM);
 
-	for (int i = 0; i < b->n; i++)
+	for (int i = 0; b->kids && i < b->n; i++)
 		if (b->kids[i] > 0)
 			kill(b->kids[i], SIGKILL);
 	while (wait(NULL) > 0 || errno == EINTR)

@@ -216,9 +216,11 @@ static void write_set(struct controller *c, struct container *ct, enum cgfs_cpus
 	}
 }
 
-static void sync_placement_map(struct controller *c, struct container *ct, bool arm)
+/* Mirrors the decision into the BPF placement map. The exec check stays
+ * armed until the container's first exec after it was placed. */
+static void sync_placement_map(struct controller *c, struct container *ct)
 {
-	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = arm };
+	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending };
 
 	if (!c->bpf || !ct->cgroup_id)
 		return;
@@ -257,6 +259,24 @@ static void resize_shared(struct controller *c)
 			apply(c, ct);
 	}
 	c->n.resizes++;
+}
+
+/* The placement map's view of shared containers after a resize; called
+ * once converged, so it is not on the convergence clock. */
+static void sync_shared_maps(struct controller *c)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	if (!c->bpf)
+		return;
+	while (strmap_next(c->by_path, &it, &k, &v)) {
+		struct container *ct = v;
+
+		if (ct->d.kind == CPUSETD_KIND_SHARED)
+			sync_placement_map(c, ct);
+	}
 }
 
 static void record_convergence(struct controller *c, uint64_t event_ns)
@@ -327,17 +347,19 @@ static int place(struct controller *c, struct container *ct, uint64_t event_ns)
 	if (r == -ENOMEM)
 		return r;
 	policy_reserved(c->policy, &after);
+	ct->exec_pending = true;
 	if (!cpumask_equal(&before, &after)) {
 		resize_shared(c);		/* shared leave the new CPUs first */
 		apply(c, ct);
 		record_convergence(c, event_ns);
+		sync_shared_maps(c);
 	} else {
 		apply(c, ct);
 	}
 	log_decision(ct);
 	if (ct->d.err)
 		handle_error(c, ct);
-	sync_placement_map(c, ct, true);
+	sync_placement_map(c, ct);
 	c->dirty = true;
 	return 0;
 }
@@ -376,6 +398,7 @@ static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
 	if (policy_release(c->policy, ct->info.container_id)) {
 		resize_shared(c);
 		record_convergence(c, ev->ts_ns);
+		sync_shared_maps(c);
 	}
 	container_free(ct);
 	c->dirty = true;
@@ -393,6 +416,7 @@ static int on_exec(struct controller *c, const struct cpusetd_event *ev)
 
 	if (!ct)
 		return 0;
+	ct->exec_pending = false;	/* BPF cleared verify_pending */
 	cpumask_zero(&cpus);
 	cpumask_zero(&mems);
 	if (ct->d.err)
@@ -572,7 +596,10 @@ int controller_resync(struct controller *c)
 			apply(c, ct);
 		if (ct->d.err)
 			handle_error(c, ct);
-		sync_placement_map(c, ct, false);
+		/* Armed: a container caught between its mkdir and its first
+		 * exec may still get a set from its runtime. */
+		ct->exec_pending = true;
+		sync_placement_map(c, ct);
 	}
 	free(s.list);
 	c->n.resyncs++;

@@ -32,6 +32,7 @@ struct container {
 	struct cpumask mems_applied;
 	bool cpus_known, mems_known;
 	int cpus_fd;			/* cpuset.cpus kept open for resizes; -1 */
+	bool exec_pending;		/* placement map armed, no exec seen yet */
 	bool error_logged;
 	bool killed;
 };

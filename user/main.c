@@ -248,36 +248,52 @@ static int start(struct daemon *d)
 
 	raise_nofile();
 	r = cgfs_detect(NULL, NULL, &m);
-	if (r < 0)
-		return log_error("no cgroup hierarchy with the cpuset controller: %s", strerror(-r)), r;
+	if (r < 0) {
+		log_error("no cgroup hierarchy with the cpuset controller: %s", strerror(-r));
+		return r;
+	}
 	r = cgfs_open(&m, &d->cg);
-	if (r < 0)
-		return log_error("cannot open %s: %s", m.cpuset_mnt, strerror(-r)), r;
+	if (r < 0) {
+		log_error("cannot open %s: %s", m.cpuset_mnt, strerror(-r));
+		return r;
+	}
 	r = topo_read("/sys", &d->topo);
-	if (r < 0)
-		return log_error("cannot read the CPU topology from /sys: %s", strerror(-r)), r;
+	if (r < 0) {
+		log_error("cannot read the CPU topology from /sys: %s", strerror(-r));
+		return r;
+	}
 	find_root(d, root, sizeof(root));
 	r = open_bpf(d, root);
-	if (r < 0)
-		return log_error("cannot load the BPF programs: %s", strerror(-r)), r;
+	if (r < 0) {
+		log_error("cannot load the BPF programs: %s", strerror(-r));
+		return r;
+	}
 	r = controller_init(&d->ctl, &d->cfg, d->cg, d->topo, root);
-	if (r < 0)
-		return log_error("controller: %s", strerror(-r)), r;
+	if (r < 0) {
+		log_error("controller: %s", strerror(-r));
+		return r;
+	}
 	d->ctl_ready = true;
 	d->ctl.bpf = d->bpf;
 	r = mkdir_p(d->cfg.state_dir);
-	if (r < 0)
-		return log_error("cannot create %s: %s", d->cfg.state_dir, strerror(-r)), r;
+	if (r < 0) {
+		log_error("cannot create %s: %s", d->cfg.state_dir, strerror(-r));
+		return r;
+	}
 	r = setup_fds(d);
-	if (r < 0)
-		return log_error("epoll/signalfd: %s", strerror(-r)), r;
+	if (r < 0) {
+		log_error("epoll/signalfd: %s", strerror(-r));
+		return r;
+	}
 	log_info("cpuset on %s (hierarchy %d), BPF attached via %s, kubepods root %s",
 		 m.cpuset_mnt, m.cpuset_hierarchy_id, bpf_events_attach_mode(d->bpf),
 		 root[0] ? root : "(not there yet)");
 	if (root[0]) {
 		r = controller_resync(&d->ctl);
-		if (r < 0)
-			return log_error("initial resync failed: %s", strerror(-r)), r;
+		if (r < 0) {
+			log_error("initial resync failed: %s", strerror(-r));
+			return r;
+		}
 	}
 	d->ctl.dirty = true;
 	write_status(d);
