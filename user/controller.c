@@ -405,6 +405,30 @@ static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
 	return 0;
 }
 
+/*
+ * Without a bundle the CPU limit comes from the cgroup, and at mkdir time
+ * the runtime may not have written it yet (it creates every controller's
+ * directory before setting any limit). At the first exec it has: if the
+ * limit now makes the container integer, admit it again. Returns 0 or
+ * -ENOMEM.
+ */
+static int reclassify_from_cgroup(struct controller *c, struct container *ct, uint64_t event_ns)
+{
+	int64_t quota = -1;
+	uint64_t period = 0;
+
+	if (ct->meta.from_bundle || ct->d.kind != CPUSETD_KIND_SHARED || ct->d.err ||
+	    cgfs_read_cpu_quota(c->cg, ct->path, &quota, &period) < 0 ||
+	    (quota == ct->meta.quota_us && period == ct->meta.period_us))
+		return 0;
+	ct->meta.quota_us = quota;
+	ct->meta.period_us = period;
+	ct->meta.has_cpu_limit = true;
+	policy_release(c->policy, ct->info.container_id);	/* shared: frees nothing */
+	log_info("%s: CPU limit set after its cgroup was created; placing it again", ct->name);
+	return place(c, ct, event_ns);
+}
+
 /* First exec in a placed container: the runtime may have written its own
  * cpuset after our mkdir-time write (runc copies the parent's set, or
  * applies linux.resources.cpu.cpus). Re-read and re-apply. */
@@ -417,6 +441,8 @@ static int on_exec(struct controller *c, const struct cpusetd_event *ev)
 	if (!ct)
 		return 0;
 	ct->exec_pending = false;	/* BPF cleared verify_pending */
+	if (reclassify_from_cgroup(c, ct, ev->ts_ns) == -ENOMEM)
+		return -ENOMEM;
 	cpumask_zero(&cpus);
 	cpumask_zero(&mems);
 	if (ct->d.err)

@@ -174,7 +174,7 @@ container_start() {
 	local pod=$1 name=$2 qos=$3 type=$4 milli=$5 annot=${6:-} spec_cpus=${7:-}
 	local id uid sid b term quota=0
 	id=$(cid "$pod/$name"); uid=$(uid "$pod"); sid=$(cid "$pod/POD")
-	b=$IT_WORK/bundles/$id
+	b=${IT_BUNDLES:-$IT_WORK/bundles}/$id
 	term=$IT_WORK/pods/$uid/containers/$name/termination
 	mkdir -p "$b" "${term%/*}"
 	: >"$term"
@@ -221,7 +221,7 @@ container_stop() {
 	$IT_RUNC kill "$id" KILL 2>/dev/null
 	wait_for 5 container_gone_or_stopped "$id"
 	$IT_RUNC delete -f "$id" 2>/dev/null
-	rm -rf "$IT_WORK/bundles/$id"
+	rm -rf "${IT_BUNDLES:-$IT_WORK/bundles}/$id"
 }
 
 container_gone_or_stopped() {

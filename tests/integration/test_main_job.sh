@@ -35,6 +35,20 @@ check "exec re-apply is counted" \
 pod_stop g2
 wait_for 5 allowed_is s1 app 0-1
 
+# --- no bundle: what the cgroup says (path QoS, CPU quota) ---
+# The bundle lives outside every --bundle-path template, so the daemon
+# cannot find it; runc sets the quota only after the cgroup exists.
+container_start g5 POD guaranteed sandbox 0
+container_start g5 app guaranteed container 1000
+check "with its bundle: integer" wait_for 5 allowed_is g5 app 0
+pod_stop g5
+wait_for 5 allowed_is s1 app 0-1
+IT_BUNDLES=$IT_WORK/elsewhere container_start g6 app guaranteed container 1000
+check "without a bundle: integer from cpu.cfs_quota_us" wait_for 5 allowed_is g6 app 0
+check "without a bundle: shared leave its CPU" wait_for 5 allowed_is s1 app 1
+IT_BUNDLES=$IT_WORK/elsewhere container_stop g6 app
+check "without a bundle: stop frees the CPU" wait_for 5 allowed_is s1 app 0-1
+
 # --- annotated pods: exact CPUs, reference counted ---
 pod_start a1 burstable 500 1
 pod_start a2 burstable 0 1
