@@ -33,12 +33,12 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I$(OUT) -I.
 LDLIBS_D := -lbpf -lelf -lz -lsystemd -ljson-c -linih
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -I. -Wall -Werror
 
-LIB_SRCS := user/cpumask.c user/strmap.c user/log.c user/topology.c \
+LIB_SRCS := user/cpumask.c user/strmap.c user/log.c user/topology.c user/topology_json.c \
 	    user/policy.c user/meta.c user/reject.c user/config.c \
 	    cgroupfs/cgfs.c cgroupfs/cgfs_detect.c cgroupfs/cgfs_tree.c \
 	    cgroupfs/cgfs_path.c
 DAEMON_SRCS := user/main.c user/controller.c user/status.c user/bpf_events.c
-CTL_SRCS := tools/cpusetctl.c
+CTL_SRCS := tools/cpusetctl.c tools/ctl_topology.c
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))

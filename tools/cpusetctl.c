@@ -31,16 +31,11 @@
 
 #include "user/cpumask.h"
 #include "user/status.h"
+#include "ctl.h"
 
 #define CTL_DEFAULT_STATE_DIR	"/run/cpusetd"
 #define CTL_SHORT_ID		12
 #define CTL_MAX_STATUS_BYTES	(64u << 20)	/* far above any real node */
-
-enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
-
-struct ctl_opts {
-	const char *state_dir;
-};
 
 struct ctl_cmd {
 	const char *name;
@@ -48,13 +43,12 @@ struct ctl_cmd {
 	int (*run)(struct ctl_opts *o, int argc, char **argv);
 };
 
-static const char *prog = "cpusetctl";
+const char *prog = "cpusetctl";
 
 /* ---------- small helpers ---------------------------------------------- */
 
 /* The one line for bad usage: "cpusetctl: <what> (see 'cpusetctl --help')". */
-__attribute__((format(printf, 1, 2)))
-static void usage_error(const char *fmt, ...)
+void usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -66,7 +60,7 @@ static void usage_error(const char *fmt, ...)
 }
 
 /* Reports getopt_long's ':' or '?' for ctx ("" or "status: "). */
-static void bad_option(int c, char **argv, const char *ctx)
+void bad_option(int c, char **argv, const char *ctx)
 {
 	char opt[3] = { '-', (char)optopt, '\0' };
 	const char *arg = argv[optind - 1];
@@ -317,7 +311,7 @@ static void print_topology(json_object *root)
 
 	print_cpulist("Online CPUs:", jstr(t, "online", ""));
 	printf("%-13s %lld CPUs, %lld cores, %lld packages, %lld threads per core\n", "Topology:",
-	       (long long)jint(t, "cpus", 0), (long long)jint(t, "cores", 0),
+	       (long long)jint(t, "online_count", 0), (long long)jint(t, "cores", 0),
 	       (long long)jint(t, "packages", 0), (long long)jint(t, "threads_per_core", 0));
 	if (nodes) {
 		json_object_object_foreach(nodes, id, list) {
@@ -598,6 +592,7 @@ static int cmd_status(struct ctl_opts *o, int argc, char **argv)
 
 static const struct ctl_cmd cmds[] = {
 	{ "status", "placements, pools, errors and counters from status.json", cmd_status },
+	{ "topology", "packages, NUMA nodes, cores and threads as sysfs says", cmd_topology },
 };
 
 static void usage(FILE *f)
@@ -618,8 +613,9 @@ static void usage(FILE *f)
 		"  %s status                     summary of the running daemon\n"
 		"  %s status --json | jq .errors admission errors as JSON\n"
 		"  %s --state-dir /tmp/st status read a copy of the state elsewhere\n"
+		"  %s topology --json            this machine's topology as JSON\n"
 		"\nExit status: 0 ok, 1 failed (e.g. no status.json), 2 bad usage.\n",
-		CTL_DEFAULT_STATE_DIR, prog, prog, prog);
+		CTL_DEFAULT_STATE_DIR, prog, prog, prog, prog);
 }
 
 static const struct ctl_cmd *cmd_find(const char *name)

@@ -6,7 +6,7 @@ set -eu
 
 PKGS="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libsystemd-dev libcmocka-dev libjson-c-dev libinih-dev runc busybox-static
-systemd util-linux procps jq python3"
+systemd util-linux procps jq python3 bzip2 tar"
 
 missing=""
 for p in $PKGS; do

@@ -15,6 +15,7 @@
 #include "controller.h"
 #include "status.h"
 #include "strmap.h"
+#include "topology_json.h"
 
 static json_object *jmask(const struct cpumask *m)
 {
@@ -47,25 +48,6 @@ static json_object *daemon_obj(const struct controller *c)
 	add(o, "on_error", json_object_new_string(
 		c->cfg->policy.on_error == POLICY_ON_ERROR_SHARED ? "shared" : "reject"));
 	add(o, "min_shared_cpus", json_object_new_int((int)c->cfg->policy.min_shared_cpus));
-	return o;
-}
-
-static json_object *topology_obj(const struct topology *t)
-{
-	json_object *o = json_object_new_object(), *nodes = json_object_new_object();
-	char key[16];
-	int n;
-
-	add(o, "online", jmask(&t->online));
-	add(o, "cpus", json_object_new_int((int)cpumask_weight(&t->online)));
-	add(o, "cores", json_object_new_int((int)t->n_cores));
-	add(o, "packages", json_object_new_int((int)t->n_packages));
-	add(o, "threads_per_core", json_object_new_int((int)t->threads_per_core));
-	cpumask_for_each(n, &t->nodes) {
-		snprintf(key, sizeof(key), "%d", n);
-		add(nodes, key, jmask(&t->node_cpus[n]));
-	}
-	add(o, "numa_nodes", nodes);
 	return o;
 }
 
@@ -147,7 +129,7 @@ static json_object *build(const struct controller *c)
 	add(o, "version", json_object_new_int(1));
 	add(o, "updated", json_object_new_double((double)ts.tv_sec + ts.tv_nsec / 1e9));
 	add(o, "daemon", daemon_obj(c));
-	add(o, "topology", topology_obj(c->topo));
+	add(o, "topology", topo_json(c->topo, false));
 	policy_shared_pool(c->policy, &m);
 	add(o, "shared_pool", jmask(&m));
 	policy_reserved(c->policy, &m);

@@ -12,9 +12,11 @@
  *              "kubepods_root": "/kubepods", "bpf_attach": "tp_btf"|"raw_tp",
  *              "dry_run": bool, "on_error": "reject"|"shared",
  *              "min_shared_cpus": N},
- *   "topology": {"online": "<cpulist>", "cpus": N, "cores": N,
+ *   "topology": {"online": "<cpulist>", "offline": "<cpulist>",
+ *                "isolated": "<cpulist>", "online_count": N, "cores": N,
  *                "packages": N, "threads_per_core": N,
- *                "numa_nodes": {"<id>": "<cpulist>", ...}},
+ *                "numa_nodes": {"<id>": "<cpulist>", ...},
+ *                "memory_nodes": "<node list>"}   (user/topology_json.h)
  *   "shared_pool": "<cpulist>",
  *   "reserved": "<cpulist>",
  *   "containers": [

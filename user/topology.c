@@ -104,13 +104,23 @@ static void read_online(const char *root, struct topology *t)
 	}
 }
 
+/* Lowest CPU of a cpulist file, or -1 when it is missing or empty. */
+static int first_of(const char *root, const char *rel)
+{
+	struct cpumask m;
+
+	if (read_mask(root, rel, NULL, &m) < 0)
+		return -1;
+	return cpumask_next(&m, 0);
+}
+
 static void read_cpu(const char *root, struct topology *t, int id)
 {
 	char list[96], map[96], rel[96];
 	struct cpumask sib;
-	long pkg;
+	long v;
 
-	t->cpu[id] = (struct topo_cpu){ .core = id, .package = -1, .node = -1 };
+	t->cpu[id] = (struct topo_cpu){ .core = id, .package = -1, .die = -1, .node = -1, .l3 = -1 };
 	snprintf(list, sizeof(list), "devices/system/cpu/cpu%d/topology/core_cpus_list", id);
 	snprintf(map, sizeof(map), "devices/system/cpu/cpu%d/topology/thread_siblings", id);
 	if (read_mask(root, list, NULL, &sib) < 0) {
@@ -121,36 +131,102 @@ static void read_cpu(const char *root, struct topology *t, int id)
 	if (cpumask_test(&sib, (unsigned)id))
 		t->cpu[id].core = cpumask_next(&sib, 0);
 	snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/topology/physical_package_id", id);
-	if (read_int(root, rel, &pkg) == 0 && pkg >= 0 && pkg <= INT_MAX)
-		t->cpu[id].package = (int)pkg;
+	if (read_int(root, rel, &v) == 0)
+		t->cpu[id].package = v;
+	snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/topology/die_id", id);
+	if (read_int(root, rel, &v) == 0 && v >= 0 && v <= INT_MAX)
+		t->cpu[id].die = (int)v;
+	snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/cache/index3/shared_cpu_list", id);
+	t->cpu[id].l3 = first_of(root, rel);
 }
 
-/* nodeN/cpulist (or cpumap); without a node directory: node 0 = all. */
+/* nodeN/distance: one number per node, in node_ids order. */
+static void read_distance(const char *root, struct topology *t, unsigned idx)
+{
+	char rel[64], buf[1024], *p = buf, *end;
+
+	snprintf(rel, sizeof(rel), "devices/system/node/node%d/distance", t->node_ids[idx]);
+	if (read_file(root, rel, buf, sizeof(buf)) < 0)
+		return;
+	for (unsigned k = 0; k < t->n_nodes; k++, p = end) {
+		unsigned long d = strtoul(p, &end, 10);
+
+		if (end == p)
+			break;
+		t->distance[idx][k] = d > 255 ? 255 : (uint8_t)d;
+	}
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Node ids from the nodeN directories, ascending. Returns the count,
+ * 0 without a node directory, -E2BIG. */
+static int scan_nodes(const char *root, struct topology *t)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/devices/system/node", root);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long id;
+
+		if (strncmp(de->d_name, "node", 4) != 0 || de->d_name[4] < '0' || de->d_name[4] > '9')
+			continue;
+		id = strtoul(de->d_name + 4, &end, 10);
+		if (*end || id >= CPUSETD_MAX_CPUS)
+			continue;
+		if (n == TOPO_MAX_NODES) {
+			closedir(d);
+			return -E2BIG;
+		}
+		t->node_ids[n++] = (int)id;
+	}
+	closedir(d);
+	qsort(t->node_ids, (size_t)n, sizeof(int), cmp_int);
+	return n;
+}
+
+/* nodeN/cpulist (or cpumap) as listed, offline CPUs included; without a
+ * node directory: node 0 = every present CPU. */
 static int read_nodes(const char *root, struct topology *t)
 {
-	char list[64], map[64];
-	int found = 0;
+	int n = scan_nodes(root, t), id;
 
-	for (int n = 0; n < TOPO_MAX_NODES; n++) {
+	if (n < 0)
+		return n;
+	t->n_nodes = (unsigned)n;
+	for (unsigned i = 0; i < t->n_nodes; i++) {
+		int node = t->node_ids[i];
+		char list[64], map[64];
 		struct cpumask cpus;
-		int id;
 
-		snprintf(list, sizeof(list), "devices/system/node/node%d/cpulist", n);
-		snprintf(map, sizeof(map), "devices/system/node/node%d/cpumap", n);
+		snprintf(list, sizeof(list), "devices/system/node/node%d/cpulist", node);
+		snprintf(map, sizeof(map), "devices/system/node/node%d/cpumap", node);
 		if (read_mask(root, list, map, &cpus) < 0)
+			cpumask_zero(&cpus);
+		read_distance(root, t, i);
+		if (cpumask_empty(&cpus)) {
+			cpumask_set(&t->memory_nodes, (unsigned)node);
 			continue;
-		found++;
-		cpumask_and(&cpus, &cpus, &t->present);
-		if (cpumask_empty(&cpus))
-			continue;	/* memory-only node */
-		t->node_cpus[n] = cpus;
-		cpumask_set(&t->nodes, (unsigned)n);
+		}
+		t->node_cpus[node] = cpus;
+		cpumask_set(&t->nodes, (unsigned)node);
 		cpumask_for_each(id, &cpus)
-			t->cpu[id].node = n;
+			t->cpu[id].node = node;
 	}
-	if (!found) {
-		int id;
-
+	if (t->n_nodes == 0) {
+		t->n_nodes = 1;
+		t->node_ids[0] = 0;
+		t->distance[0][0] = 10;
 		t->node_cpus[0] = t->present;
 		cpumask_set(&t->nodes, 0);
 		cpumask_for_each(id, &t->present)
@@ -159,28 +235,44 @@ static int read_nodes(const char *root, struct topology *t)
 	return 0;
 }
 
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Distinct package ids among online CPUs; -1 (unknown) counts as one. */
+static unsigned count_packages(const struct topology *t)
+{
+	long ids[CPUSETD_MAX_CPUS];
+	unsigned n = 0, distinct = 0;
+	int id;
+
+	cpumask_for_each(id, &t->online)
+		ids[n++] = t->cpu[id].package;
+	qsort(ids, n, sizeof(ids[0]), cmp_long);
+	for (unsigned i = 0; i < n; i++)
+		if (i == 0 || ids[i] != ids[i - 1])
+			distinct++;
+	return distinct;
+}
+
 /* Cores, packages and the most common sibling count, over online CPUs. */
 static void count(struct topology *t)
 {
 	unsigned per_core[CPUSETD_MAX_CPUS] = { 0 }, hist[65] = { 0 };
-	struct cpumask pkgs;
 	int id;
 
-	cpumask_zero(&pkgs);
-	cpumask_for_each(id, &t->online) {
+	cpumask_for_each(id, &t->online)
 		per_core[t->cpu[id].core]++;
-		if (t->cpu[id].package >= 0)
-			cpumask_set(&pkgs, (unsigned)t->cpu[id].package);
-	}
 	for (int c = 0; c < CPUSETD_MAX_CPUS; c++) {
 		if (!per_core[c])
 			continue;
 		t->n_cores++;
 		hist[per_core[c] > 64 ? 64 : per_core[c]]++;
 	}
-	t->n_packages = cpumask_weight(&pkgs);
-	if (!t->n_packages && !cpumask_empty(&t->online))
-		t->n_packages = 1;
+	t->n_packages = count_packages(t);
 	for (unsigned k = 1; k <= 64; k++)
 		if (hist[k] > hist[t->threads_per_core])
 			t->threads_per_core = k;
@@ -202,11 +294,19 @@ int topo_read(const char *sysfs_root, struct topology **ret)
 		return r;
 	}
 	read_online(sysfs_root, t);
+	if (read_mask(sysfs_root, "devices/system/cpu/offline", NULL, &t->offline) < 0)
+		cpumask_andnot(&t->offline, &t->present, &t->online);
+	if (read_mask(sysfs_root, "devices/system/cpu/isolated", NULL, &t->isolated) < 0)
+		cpumask_zero(&t->isolated);
 	cpumask_for_each(id, &t->present)
 		read_cpu(sysfs_root, t, id);
 	cpumask_for_each(id, &t->present)
 		cpumask_set(&t->core_cpus[t->cpu[id].core], (unsigned)id);
-	read_nodes(sysfs_root, t);
+	r = read_nodes(sysfs_root, t);
+	if (r < 0) {
+		free(t);
+		return r;
+	}
 	count(t);
 	*ret = t;
 	return 0;
