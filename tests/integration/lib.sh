@@ -79,6 +79,7 @@ it_start() {
 	it_setup "$1"
 	[ "$IT_ONLINE" = 0-1 ] || it_skip_all "expects CPUs 0-1 online, have $IT_ONLINE"
 	ROOT=$IT_CG/$2
+	IT_ROOT=$ROOT
 	it_mkroot "$ROOT"
 }
 
@@ -152,6 +153,11 @@ status_json() { cat "$IT_WORK/state/status.json"; }
 # naming of the root's driver (".slice" root = systemd driver).
 cg_path() {
 	local qos=$1 uid=$2 id=$3 u
+	# Never outside the private subtree: no root, no container.
+	case ${IT_ROOT:-} in
+	"$IT_CG"/*) ;;
+	*) echo "lib.sh: cg_path: IT_ROOT '${IT_ROOT:-}' is not under $IT_CG" >&2; return 1 ;;
+	esac
 	case $IT_ROOT in
 	*.slice)
 		u=${uid//-/_}
@@ -172,16 +178,17 @@ cg_path() {
 # Writes a containerd-shaped config.json and runs it with runc.
 container_start() {
 	local pod=$1 name=$2 qos=$3 type=$4 milli=$5 annot=${6:-} spec_cpus=${7:-}
-	local id uid sid b term quota=0
+	local id uid sid b term cg quota=0
 	id=$(cid "$pod/$name"); uid=$(uid "$pod"); sid=$(cid "$pod/POD")
 	b=${IT_BUNDLES:-$IT_WORK/bundles}/$id
 	term=$IT_WORK/pods/$uid/containers/$name/termination
 	mkdir -p "$b" "${term%/*}"
 	: >"$term"
 	[ "$milli" -gt 0 ] && quota=$((milli * 100))
+	cg=$(cg_path "$qos" "$uid" "$id") || return 1
 	jq -n --arg id "$id" --arg sid "$sid" --arg pod "$pod" --arg name "$name" \
 		--arg uid "$uid" --arg type "$type" --arg annot "$annot" \
-		--arg cg "$(cg_path "$qos" "$uid" "$id")" --arg rootfs "$IT_WORK/rootfs" \
+		--arg cg "$cg" --arg rootfs "$IT_WORK/rootfs" \
 		--arg term "$term" --argjson quota "$quota" --arg cpus "$spec_cpus" '
 	{
 	  ociVersion: "1.0.2",

@@ -35,6 +35,22 @@ daemon_stop
 check "STOPPING=1 on SIGTERM" wait_for 5 grep -q "^STOPPING=1" "$IT_WORK/notify.log"
 kill "$NOTIFY_PID" 2>/dev/null
 
+# The raw_tp twins, as on kernels without tp_btf: same behaviour.
+CPUSETD_BPF_NO_TP_BTF=1 daemon_start "$ROOT"
+check "raw_tp fallback: reported in status" \
+	test "$(jq -r .daemon.bpf_attach "$IT_WORK/state/status.json")" = raw_tp
+pod_start g0 guaranteed 1000
+check "raw_tp fallback: mkdir seen, integer placed" wait_for 5 allowed_is g0 app 0
+check "raw_tp fallback: shared follow" wait_for 5 allowed_is s1 app 1
+pod_stop g0
+check "raw_tp fallback: rmdir seen, CPU back" wait_for 5 allowed_is s1 app 0-1
+container_start g0b POD guaranteed sandbox 0
+container_start g0b app guaranteed container 1000 "" 0-1
+check "raw_tp fallback: exec check re-applies" wait_for 5 allowed_is g0b app 0
+pod_stop g0b
+daemon_stop
+check "default: tp_btf on this kernel" bash -c "grep -q 'BPF attached via tp_btf' $IT_WORK/daemon.log"
+
 # --dry-run: decisions are logged, nothing is written.
 daemon_start "$ROOT" --dry-run
 pod_start g1 guaranteed 1000
