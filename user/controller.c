@@ -155,11 +155,14 @@ static struct container *new_container(struct controller *c, const char *path,
 	return ct;
 }
 
-/* Best effort, only a speed-up for later resizes; see cgfs.h. */
+/* Best effort, only a speed-up for later resizes (see cgfs.h); once per
+ * container, not again at every resync. */
 static void skip_sched_rebuild(struct controller *c, struct container *ct)
 {
-	if (!c->cfg->dry_run)
-		cgfs_skip_sched_rebuild(c->cg, ct->path);
+	if (c->cfg->dry_run || ct->rebuild_skipped)
+		return;
+	cgfs_skip_sched_rebuild(c->cg, ct->path);
+	ct->rebuild_skipped = true;
 }
 
 static void request_of(const struct container *ct, struct policy_request *req)
@@ -239,25 +242,28 @@ static void apply(struct controller *c, struct container *ct)
 			write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
 		return;
 	}
-	/* mems first when growing onto new nodes is harmless either way;
-	 * cpus first keeps the container runnable if the mems write fails. */
+	/* cpus before mems: if the mems write fails the container still
+	 * runs on its own CPUs, only its memory is not yet node-local. */
 	write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
 	write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
 }
 
-/* Every shared container to the current pool. */
-static void resize_shared(struct controller *c)
+static void for_each_shared(struct controller *c,
+			    void (*fn)(struct controller *c, struct container *ct))
 {
 	size_t it = 0;
 	const char *k;
 	void *v;
 
-	while (strmap_next(c->by_path, &it, &k, &v)) {
-		struct container *ct = v;
+	while (strmap_next(c->by_path, &it, &k, &v))
+		if (((struct container *)v)->d.kind == CPUSETD_KIND_SHARED)
+			fn(c, v);
+}
 
-		if (ct->d.kind == CPUSETD_KIND_SHARED)
-			apply(c, ct);
-	}
+/* Every shared container to the current pool. */
+static void resize_shared(struct controller *c)
+{
+	for_each_shared(c, apply);
 	c->n.resizes++;
 }
 
@@ -265,18 +271,8 @@ static void resize_shared(struct controller *c)
  * once converged, so it is not on the convergence clock. */
 static void sync_shared_maps(struct controller *c)
 {
-	size_t it = 0;
-	const char *k;
-	void *v;
-
-	if (!c->bpf)
-		return;
-	while (strmap_next(c->by_path, &it, &k, &v)) {
-		struct container *ct = v;
-
-		if (ct->d.kind == CPUSETD_KIND_SHARED)
-			sync_placement_map(c, ct);
-	}
+	if (c->bpf)
+		for_each_shared(c, sync_placement_map);
 }
 
 static void record_convergence(struct controller *c, uint64_t event_ns)
@@ -435,36 +431,31 @@ static int reclassify_from_cgroup(struct controller *c, struct container *ct, ui
 static int on_exec(struct controller *c, const struct cpusetd_event *ev)
 {
 	struct container *ct = controller_find_id(c, ev->cgroup_id);
-	struct cpumask cpus, mems;
-	bool cpus_ok, mems_ok;
+	struct cpumask cpus;
+	uint64_t writes;
 
 	if (!ct)
 		return 0;
 	ct->exec_pending = false;	/* BPF cleared verify_pending */
 	if (reclassify_from_cgroup(c, ct, ev->ts_ns) == -ENOMEM)
 		return -ENOMEM;
-	cpumask_zero(&cpus);
-	cpumask_zero(&mems);
 	if (ct->d.err)
 		handle_error(c, ct);
 	if (ct->d.reject)
 		return 0;
-	if (ct->d.kind == CPUSETD_KIND_SHARED)
-		policy_shared_pool(c->policy, &ct->d.cpus);
-	cpus_ok = cgfs_read_cpuset(c->cg, ct->path, CGFS_CPUS, &cpus) == 0;
-	mems_ok = cgfs_read_cpuset(c->cg, ct->path, CGFS_MEMS, &mems) == 0;
-	ct->cpus_known = cpus_ok;
-	ct->cpus_applied = cpus;
-	ct->mems_known = mems_ok;
-	ct->mems_applied = mems;
-	if ((cpus_ok && !cpumask_equal(&cpus, &ct->d.cpus) && !cpumask_empty(&ct->d.cpus)) ||
-	    (mems_ok && ct->d.kind != CPUSETD_KIND_SHARED && !cpumask_equal(&mems, &ct->d.mems))) {
+	/* What the kernel holds replaces what we believe we wrote; apply()
+	 * then writes exactly what differs, by the same rules as always. */
+	ct->cpus_known = cgfs_read_cpuset(c->cg, ct->path, CGFS_CPUS, &ct->cpus_applied) == 0;
+	ct->mems_known = cgfs_read_cpuset(c->cg, ct->path, CGFS_MEMS, &ct->mems_applied) == 0;
+	cpus = ct->cpus_applied;
+	writes = c->n.cgroup_writes;
+	apply(c, ct);
+	if (c->n.cgroup_writes != writes) {
 		char have[CPULIST_MAX];
 
 		cpulist_format(&cpus, have, sizeof(have));
-		log_notice("%s: runtime left cpus %s at first exec; re-applying", ct->name, have);
+		log_notice("%s: runtime left cpus %s at first exec; re-applied", ct->name, have);
 		c->n.exec_reapplied++;
-		apply(c, ct);
 	}
 	return 0;
 }
@@ -492,7 +483,6 @@ struct scan {
 	struct controller *c;
 	struct container **list;
 	size_t n, cap;
-	int err;
 };
 
 static int scan_one(const char *path, void *arg)
@@ -515,7 +505,6 @@ static int scan_one(const char *path, void *arg)
 	ct = new_container(s->c, path, &info, 0);
 	if (!ct)
 		return -ENOMEM;
-	skip_sched_rebuild(s->c, ct);
 	/* What the kernel holds now: the truth recovery starts from. */
 	ct->cpus_known = cgfs_read_cpuset(s->c->cg, path, CGFS_CPUS, &ct->cpus_applied) == 0;
 	ct->mems_known = cgfs_read_cpuset(s->c->cg, path, CGFS_MEMS, &ct->mems_applied) == 0;
@@ -582,6 +571,7 @@ static int install_table(struct controller *c, struct container **list, size_t n
 		if (old && old->cgroup_id == list[i]->cgroup_id) {
 			list[i]->error_logged = old->error_logged && old->d.err == list[i]->d.err;
 			list[i]->killed = old->killed;
+			list[i]->rebuild_skipped = old->rebuild_skipped;
 		}
 		if (strmap_put(m, list[i]->path, list[i]) < 0) {
 			strmap_free(m);
@@ -622,6 +612,7 @@ int controller_resync(struct controller *c)
 			apply(c, ct);
 		if (ct->d.err)
 			handle_error(c, ct);
+		skip_sched_rebuild(c, ct);
 		/* Armed: a container caught between its mkdir and its first
 		 * exec may still get a set from its runtime. */
 		ct->exec_pending = true;

@@ -35,6 +35,7 @@ struct container {
 	bool exec_pending;		/* placement map armed, no exec seen yet */
 	bool error_logged;
 	bool killed;
+	bool rebuild_skipped;		/* cgfs_skip_sched_rebuild done */
 };
 
 struct controller_counters {

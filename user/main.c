@@ -104,7 +104,7 @@ static int on_event(const struct cpusetd_event *ev, void *ctx)
 		log_notice("kubepods root %s appeared", ev->path);
 		return controller_resync(&d->ctl) == -ENOMEM ? -ENOMEM : 0;
 	}
-	return controller_handle(&d->ctl, ev) == -ENOMEM ? -ENOMEM : 0;
+	return controller_handle(&d->ctl, ev);
 }
 
 static int open_bpf(struct daemon *d, const char *root)

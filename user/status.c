@@ -17,15 +17,6 @@
 #include "strmap.h"
 #include "topology_json.h"
 
-static json_object *jmask(const struct cpumask *m)
-{
-	char buf[CPULIST_MAX];
-
-	if (cpulist_format(m, buf, sizeof(buf)) < 0)
-		buf[0] = '\0';
-	return json_object_new_string(buf);
-}
-
 static void add(json_object *o, const char *k, json_object *v)
 {
 	json_object_object_add(o, k, v);
@@ -79,8 +70,8 @@ static json_object *container_obj(const struct container *ct)
 	add(o, "sandbox", json_object_new_boolean(ct->meta.sandbox));
 	add(o, "qos", json_object_new_string(cgfs_qos_name(ct->info.qos)));
 	add(o, "kind", json_object_new_string(policy_kind_name(ct->d.kind)));
-	add(o, "cpus", jmask(&ct->d.cpus));
-	add(o, "mems", jmask(&ct->d.mems));
+	add(o, "cpus", cpumask_json(&ct->d.cpus));
+	add(o, "mems", cpumask_json(&ct->d.mems));
 	add(o, "cgroup", json_object_new_string(ct->path));
 	add(o, "error", ct->d.err ? error_obj(ct, false) : NULL);
 	return o;
@@ -131,9 +122,9 @@ static json_object *build(const struct controller *c)
 	add(o, "daemon", daemon_obj(c));
 	add(o, "topology", topo_json(c->topo, false));
 	policy_shared_pool(c->policy, &m);
-	add(o, "shared_pool", jmask(&m));
+	add(o, "shared_pool", cpumask_json(&m));
 	policy_reserved(c->policy, &m);
-	add(o, "reserved", jmask(&m));
+	add(o, "reserved", cpumask_json(&m));
 	while (strmap_next(c->by_path, &it, &k, &v)) {
 		const struct container *ct = v;
 

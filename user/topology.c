@@ -61,6 +61,20 @@ static int read_int(const char *root, const char *rel, long *ret)
 	return 0;
 }
 
+/* The N of a "<prefix>N" directory entry (cpu12, node33), or -1 for any
+ * other name or an N >= CPUSETD_MAX_CPUS. */
+static int entry_id(const char *name, const char *prefix)
+{
+	size_t len = strlen(prefix);
+	unsigned long id;
+	char *end;
+
+	if (strncmp(name, prefix, len) != 0 || name[len] < '0' || name[len] > '9')
+		return -1;
+	id = strtoul(name + len, &end, 10);
+	return *end || id >= CPUSETD_MAX_CPUS ? -1 : (int)id;
+}
+
 /* Present CPUs = the cpuN directories. */
 static int scan_present(const char *cpu_dir, struct cpumask *ret)
 {
@@ -71,13 +85,9 @@ static int scan_present(const char *cpu_dir, struct cpumask *ret)
 		return -errno;
 	cpumask_zero(ret);
 	while ((de = readdir(d))) {
-		char *end;
-		unsigned long id;
+		int id = entry_id(de->d_name, "cpu");
 
-		if (strncmp(de->d_name, "cpu", 3) != 0 || de->d_name[3] < '0' || de->d_name[3] > '9')
-			continue;
-		id = strtoul(de->d_name + 3, &end, 10);
-		if (*end == '\0' && id < CPUSETD_MAX_CPUS)
+		if (id >= 0)
 			cpumask_set(ret, (unsigned)id);
 	}
 	closedir(d);
@@ -176,19 +186,15 @@ static int scan_nodes(const char *root, struct topology *t)
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		char *end;
-		unsigned long id;
+		int id = entry_id(de->d_name, "node");
 
-		if (strncmp(de->d_name, "node", 4) != 0 || de->d_name[4] < '0' || de->d_name[4] > '9')
-			continue;
-		id = strtoul(de->d_name + 4, &end, 10);
-		if (*end || id >= CPUSETD_MAX_CPUS)
+		if (id < 0)
 			continue;
 		if (n == TOPO_MAX_NODES) {
 			closedir(d);
 			return -E2BIG;
 		}
-		t->node_ids[n++] = (int)id;
+		t->node_ids[n++] = id;
 	}
 	closedir(d);
 	qsort(t->node_ids, (size_t)n, sizeof(int), cmp_int);

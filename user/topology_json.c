@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include "topology_json.h"
 
-static json_object *jmask(const struct cpumask *m)
+json_object *cpumask_json(const struct cpumask *m)
 {
 	char buf[CPULIST_MAX];
 
@@ -19,7 +19,7 @@ static json_object *nodes_obj(const struct topology *t)
 
 	cpumask_for_each(n, &t->nodes) {
 		snprintf(key, sizeof(key), "%d", n);
-		json_object_object_add(o, key, jmask(&t->node_cpus[n]));
+		json_object_object_add(o, key, cpumask_json(&t->node_cpus[n]));
 	}
 	return o;
 }
@@ -62,15 +62,15 @@ json_object *topo_json(const struct topology *t, bool per_cpu)
 
 	if (!o)
 		return NULL;
-	json_object_object_add(o, "online", jmask(&t->online));
-	json_object_object_add(o, "offline", jmask(&t->offline));
-	json_object_object_add(o, "isolated", jmask(&t->isolated));
+	json_object_object_add(o, "online", cpumask_json(&t->online));
+	json_object_object_add(o, "offline", cpumask_json(&t->offline));
+	json_object_object_add(o, "isolated", cpumask_json(&t->isolated));
 	json_object_object_add(o, "online_count", json_object_new_int((int)cpumask_weight(&t->online)));
 	json_object_object_add(o, "packages", json_object_new_int((int)t->n_packages));
 	json_object_object_add(o, "cores", json_object_new_int((int)t->n_cores));
 	json_object_object_add(o, "threads_per_core", json_object_new_int((int)t->threads_per_core));
 	json_object_object_add(o, "numa_nodes", nodes_obj(t));
-	json_object_object_add(o, "memory_nodes", jmask(&t->memory_nodes));
+	json_object_object_add(o, "memory_nodes", cpumask_json(&t->memory_nodes));
 	if (!per_cpu)
 		return o;
 	json_object_object_add(o, "distances", distances_obj(t));

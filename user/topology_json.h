@@ -16,6 +16,10 @@
 #include <stdbool.h>
 #include "topology.h"
 
+/* m as a JSON cpulist string ("0-3,8"; "" when empty), a new object the
+ * caller puts; NULL on ENOMEM. Shared by every JSON cpusetd writes. */
+json_object *cpumask_json(const struct cpumask *m);
+
 /* A new JSON object (caller puts it), or NULL on ENOMEM. */
 json_object *topo_json(const struct topology *t, bool per_cpu);
 
