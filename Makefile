@@ -34,11 +34,13 @@ LDLIBS_D := -lbpf -lelf -lz -lsystemd -ljson-c -linih
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -I. -Wall -Werror
 
 LIB_SRCS := user/cpumask.c user/strmap.c user/log.c user/topology.c user/topology_json.c \
+	    user/alloc_topo.c \
 	    user/policy.c user/meta.c user/reject.c user/config.c \
 	    cgroupfs/cgfs.c cgroupfs/cgfs_detect.c cgroupfs/cgfs_tree.c \
 	    cgroupfs/cgfs_path.c
 DAEMON_SRCS := user/main.c user/controller.c user/status.c user/bpf_events.c
-CTL_SRCS := tools/cpusetctl.c tools/ctl_topology.c
+CTL_SRCS := tools/cpusetctl.c tools/ctl_topology.c tools/ctl_allocate.c \
+	    tools/ctl_case_kube.c tools/ctl_case_koord.c
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
@@ -68,7 +70,7 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 
 $(OUT)/obj/user/bpf_events.o: $(OUT)/cpusetd.skel.h
 
-$(OUT)/obj/%.o: %.c $(wildcard user/*.h cgroupfs/*.h maps/*.h)
+$(OUT)/obj/%.o: %.c $(wildcard user/*.h cgroupfs/*.h maps/*.h tools/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@

@@ -593,6 +593,7 @@ static int cmd_status(struct ctl_opts *o, int argc, char **argv)
 static const struct ctl_cmd cmds[] = {
 	{ "status", "placements, pools, errors and counters from status.json", cmd_status },
 	{ "topology", "packages, NUMA nodes, cores and threads as sysfs says", cmd_topology },
+	{ "allocate", "run kubelet/Koordinator allocation cases (fixtures)", cmd_allocate },
 };
 
 static void usage(FILE *f)
@@ -614,8 +615,9 @@ static void usage(FILE *f)
 		"  %s status --json | jq .errors admission errors as JSON\n"
 		"  %s --state-dir /tmp/st status read a copy of the state elsewhere\n"
 		"  %s topology --json            this machine's topology as JSON\n"
+		"  %s allocate --cases k8s-cases.jsonl --topologies k8s-topologies\n"
 		"\nExit status: 0 ok, 1 failed (e.g. no status.json), 2 bad usage.\n",
-		CTL_DEFAULT_STATE_DIR, prog, prog, prog, prog);
+		CTL_DEFAULT_STATE_DIR, prog, prog, prog, prog, prog);
 }
 
 static const struct ctl_cmd *cmd_find(const char *name)

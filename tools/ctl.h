@@ -26,4 +26,7 @@ void bad_option(int c, char **argv, const char *ctx);
 /* cpusetctl topology [--sysfs DIR] [--json]: the machine as sysfs says. */
 int cmd_topology(struct ctl_opts *o, int argc, char **argv);
 
+/* cpusetctl allocate --cases FILE [--topologies DIR]: fixture cases. */
+int cmd_allocate(struct ctl_opts *o, int argc, char **argv);
+
 #endif
