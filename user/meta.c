@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 #include "log.h"
 #include "meta.h"
+#include "meta_internal.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -55,7 +56,7 @@ static const char *const keys_cores_ids[] = { META_CORES_IDS_ANNOTATION };
  * Looks up key in the object parent. Returns 1 and *ret when present with
  * the given type, 0 when absent or null, -EBADMSG for another type.
  */
-static int member(struct json_object *parent, const char *key, enum json_type type,
+int meta_member(struct json_object *parent, const char *key, enum json_type type,
 		  struct json_object **ret)
 {
 	struct json_object *v;
@@ -93,14 +94,14 @@ static int string_fit(struct json_object *v, const char *key, size_t size, const
 	return 0;
 }
 
-/* member() + string_fit() + copy. Returns 1 copied, 0 absent, -EBADMSG. */
-static int get_string(struct json_object *parent, const char *key, char *dst, size_t size)
+/* meta_member() + string_fit() + copy. Returns 1 copied, 0 absent, -EBADMSG. */
+int meta_get_string(struct json_object *parent, const char *key, char *dst, size_t size)
 {
 	struct json_object *v;
 	const char *s;
 	int r;
 
-	r = member(parent, key, json_type_string, &v);
+	r = meta_member(parent, key, json_type_string, &v);
 	if (r <= 0)
 		return r;
 	r = string_fit(v, key, size, &s);
@@ -123,7 +124,7 @@ static int get_first_string(struct json_object *ann, const char *const *keys, si
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *v;
 		const char *s;
-		int r = member(ann, keys[i], json_type_string, &v);
+		int r = meta_member(ann, keys[i], json_type_string, &v);
 
 		if (r == 0)
 			continue;
@@ -143,7 +144,7 @@ static int get_int64(struct json_object *parent, const char *key, int64_t *ret)
 	int64_t x;
 	int r;
 
-	r = member(parent, key, json_type_int, &v);
+	r = meta_member(parent, key, json_type_int, &v);
 	if (r <= 0)
 		return r;
 	x = json_object_get_int64(v);
@@ -162,7 +163,7 @@ static int get_uint64(struct json_object *parent, const char *key, uint64_t *ret
 	struct json_object *v;
 	int r;
 
-	r = member(parent, key, json_type_int, &v);
+	r = meta_member(parent, key, json_type_int, &v);
 	if (r <= 0)
 		return r;
 	if (json_object_get_int64(v) < 0) {
@@ -177,7 +178,7 @@ static int get_uint64(struct json_object *parent, const char *key, uint64_t *ret
  * Parses len bytes of JSON text (no NUL inside) into a new object.
  * Returns 0 and *ret (caller puts it), or -EBADMSG / -ENOMEM.
  */
-static int parse_json(const char *text, size_t len, struct json_object **ret)
+int meta_parse_json(const char *text, size_t len, struct json_object **ret)
 {
 	struct json_tokener *tok;
 	struct json_object *o;
@@ -203,18 +204,19 @@ static int parse_json(const char *text, size_t len, struct json_object **ret)
 }
 
 /*
- * weka.io/cores-ids inside CRI-O's io.kubernetes.cri-o.Annotations, a JSON
- * object serialised into one string annotation.
+ * CRI-O's io.kubernetes.cri-o.Annotations, the pod's annotations as a JSON
+ * object serialised into one string: the fallback source of
+ * weka.io/cores-ids and of the pod policy annotations.
  */
 static int parse_crio_annotations(struct json_object *ann, struct pod_meta *m)
 {
 	struct json_object *v, *inner = NULL;
 	int r;
 
-	r = member(ann, CRIO_ANNOTATIONS, json_type_string, &v);
+	r = meta_member(ann, CRIO_ANNOTATIONS, json_type_string, &v);
 	if (r <= 0)
 		return r;
-	r = parse_json(json_object_get_string(v), (size_t)json_object_get_string_len(v), &inner);
+	r = meta_parse_json(json_object_get_string(v), (size_t)json_object_get_string_len(v), &inner);
 	if (r < 0)
 		return r == -EFBIG ? -EBADMSG : r;
 	if (!json_object_is_type(inner, json_type_object)) {
@@ -222,9 +224,14 @@ static int parse_crio_annotations(struct json_object *ann, struct pod_meta *m)
 		r = -EBADMSG;
 		goto out;
 	}
-	r = get_string(inner, META_CORES_IDS_ANNOTATION, m->cores_ids, sizeof(m->cores_ids));
-	if (r > 0)
-		m->has_cores_ids = true;
+	if (!m->has_cores_ids) {
+		r = meta_get_string(inner, META_CORES_IDS_ANNOTATION, m->cores_ids,
+				    sizeof(m->cores_ids));
+		if (r < 0)
+			goto out;
+		m->has_cores_ids = r > 0;
+	}
+	r = meta_parse_pod_policy(inner, &m->pod);
 out:
 	json_object_put(inner);
 	return r < 0 ? r : 0;
@@ -250,7 +257,7 @@ static int parse_annotations(struct json_object *root, struct pod_meta *m, char 
 	char type[32] = "";
 	int r;
 
-	r = member(root, "annotations", json_type_object, &ann);
+	r = meta_member(root, "annotations", json_type_object, &ann);
 	if (r <= 0)
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
@@ -271,8 +278,11 @@ static int parse_annotations(struct json_object *root, struct pod_meta *m, char 
 	if (r < 0)
 		return r;
 	m->has_cores_ids = r > 0;
-	/* The direct annotation wins; CRI-O's copy is only the fallback. */
-	return m->has_cores_ids ? 0 : parse_crio_annotations(ann, m);
+	r = meta_parse_pod_policy(ann, &m->pod);
+	if (r < 0)
+		return r;
+	/* The direct annotations win; CRI-O's copy is only the fallback. */
+	return parse_crio_annotations(ann, m);
 }
 
 /* linux.resources.cpu and linux.cgroupsPath. */
@@ -282,16 +292,16 @@ static int parse_linux(struct json_object *root, struct pod_meta *m)
 	int64_t quota = -1;
 	int r;
 
-	r = member(root, "linux", json_type_object, &linux_);
+	r = meta_member(root, "linux", json_type_object, &linux_);
 	if (r <= 0)
 		return r;
-	r = get_string(linux_, "cgroupsPath", m->cgroups_path, sizeof(m->cgroups_path));
+	r = meta_get_string(linux_, "cgroupsPath", m->cgroups_path, sizeof(m->cgroups_path));
 	if (r < 0)
 		return r;
-	r = member(linux_, "resources", json_type_object, &res);
+	r = meta_member(linux_, "resources", json_type_object, &res);
 	if (r <= 0)
 		return r;
-	r = member(res, "cpu", json_type_object, &cpu);
+	r = meta_member(res, "cpu", json_type_object, &cpu);
 	if (r <= 0)
 		return r;
 	if ((r = get_int64(cpu, "quota", &quota)) < 0 ||
@@ -337,7 +347,7 @@ static int parse_mounts(struct json_object *root, struct pod_meta *m, const char
 	size_t n;
 	int r;
 
-	r = member(root, "mounts", json_type_array, &mounts);
+	r = meta_member(root, "mounts", json_type_array, &mounts);
 	if (r <= 0)
 		return r;
 	n = json_object_array_length(mounts);
@@ -349,10 +359,10 @@ static int parse_mounts(struct json_object *root, struct pod_meta *m, const char
 			log_debug("meta: mounts[%zu] is not an object", i);
 			return -EBADMSG;
 		}
-		if ((r = member(mnt, "destination", json_type_string, &v)) < 0 ||
+		if ((r = meta_member(mnt, "destination", json_type_string, &v)) < 0 ||
 		    (r > 0 && (r = string_fit(v, "destination", PATH_MAX, &dst)) < 0))
 			return r;
-		if ((r = member(mnt, "source", json_type_string, &v)) < 0 ||
+		if ((r = meta_member(mnt, "source", json_type_string, &v)) < 0 ||
 		    (r > 0 && (r = string_fit(v, "source", sizeof(m->termination_log), &src)) < 0))
 			return r;
 		if (!m->termination_log[0] && src[0] && strcmp(dst, term) == 0)
@@ -394,7 +404,7 @@ static int parse_buffer(const char *text, size_t len, struct pod_meta *ret)
 	if (!m)
 		return -ENOMEM;
 	m->quota_us = -1;
-	r = parse_json(text, len, &root);
+	r = meta_parse_json(text, len, &root);
 	if (r < 0)
 		goto out;
 	r = parse_root(root, m);

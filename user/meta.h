@@ -19,6 +19,13 @@
  *     at the default path (containerd drops container annotations unless
  *     `container_annotations` lets them through), a mount whose source ends
  *     in kubelet's ".../pods/<uid>/containers/<name>/<file>" is taken.
+ *   Pod policy annotations (Koordinator and cpusetd, see struct
+ *     pod_policy_ann): koordinator.sh/qosClass,
+ *     scheduling.koordinator.sh/resource-status,
+ *     scheduling.koordinator.sh/resource-spec,
+ *     cpusetd.io/prefer-isolated-cpus. A malformed value does not make the
+ *     bundle unreadable: it is kept in pod_policy_ann.error and the policy
+ *     refuses the container with that reason.
  * For each field the containerd key is read first, the CRI-O one second.
  * JSON null counts as absent.
  */
@@ -33,6 +40,25 @@
 #define META_DEFAULT_TERMINATION_PATH	"/dev/termination-log"
 /* config.json larger than this is refused (-EFBIG): no pod needs more. */
 #define META_MAX_CONFIG_BYTES		(8u << 20)
+
+#define META_QOS_CLASS_ANNOTATION	"koordinator.sh/qosClass"
+#define META_RESOURCE_STATUS_ANNOTATION	"scheduling.koordinator.sh/resource-status"
+#define META_RESOURCE_SPEC_ANNOTATION	"scheduling.koordinator.sh/resource-spec"
+#define META_PREFER_ISOLATED_ANNOTATION	"cpusetd.io/prefer-isolated-cpus"
+
+/*
+ * Pod-level placement wishes, as raw text: the policy validates the names
+ * (every value is untrusted). "" = not given.
+ */
+struct pod_policy_ann {
+	char qos_class[16];		/* LSE, LSR, LS, BE, SYSTEM */
+	bool has_status_cpuset;
+	char status_cpuset[512];	/* resource-status {"cpuset": "..."} */
+	char bind_policy[32];		/* resource-spec preferredCPUBindPolicy */
+	char exclusive_policy[32];	/* resource-spec preferredCPUExclusivePolicy */
+	char prefer_isolated[8];	/* "true" / "false" */
+	char error[192];		/* first malformed value, "" when none */
+};
 
 struct pod_meta {
 	bool from_bundle;		/* false: only the cgroup path was known */
@@ -50,6 +76,7 @@ struct pod_meta {
 	uint64_t cpu_shares;		/* 0 when absent */
 	char cgroups_path[384];		/* linux.cgroupsPath, may be "" */
 	char termination_log[PATH_MAX];	/* host file behind the mount, or "" */
+	struct pod_policy_ann pod;	/* Koordinator / cpusetd annotations */
 };
 
 /*

@@ -445,6 +445,54 @@ static void test_load_bad_ids(void **state)
 	assert_int_equal(meta_load(templates, 1, longid, &m), -ENAMETOOLONG);
 }
 
+/* Koordinator / cpusetd pod annotations: values kept raw, malformed ones
+ * recorded in pod.error without making the bundle unreadable, direct
+ * annotations winning over CRI-O's JSON copy. */
+static void test_pod_policy(void **state)
+{
+	struct pod_meta m;
+	(void)state;
+
+	assert_int_equal(meta_parse_text("{\"annotations\": {"
+		"\"koordinator.sh/qosClass\": \"LSR\","
+		"\"scheduling.koordinator.sh/resource-status\": \"{\\\"cpuset\\\":\\\"2-3\\\"}\","
+		"\"scheduling.koordinator.sh/resource-spec\": "
+		"\"{\\\"preferredCPUBindPolicy\\\":\\\"SpreadByPCPUs\\\","
+		"\\\"preferredCPUExclusivePolicy\\\":\\\"PCPULevel\\\"}\","
+		"\"cpusetd.io/prefer-isolated-cpus\": \"true\"}}", &m), 0);
+	assert_string_equal(m.pod.qos_class, "LSR");
+	assert_true(m.pod.has_status_cpuset);
+	assert_string_equal(m.pod.status_cpuset, "2-3");
+	assert_string_equal(m.pod.bind_policy, "SpreadByPCPUs");
+	assert_string_equal(m.pod.exclusive_policy, "PCPULevel");
+	assert_string_equal(m.pod.prefer_isolated, "true");
+	assert_string_equal(m.pod.error, "");
+
+	/* Not JSON inside the string: recorded, the rest still read. */
+	assert_int_equal(meta_parse_text("{\"annotations\": {"
+		"\"io.kubernetes.cri.sandbox-name\": \"p\","
+		"\"scheduling.koordinator.sh/resource-status\": \"{cpuset: 1}\"}}", &m), 0);
+	assert_string_equal(m.pod_name, "p");
+	assert_false(m.pod.has_status_cpuset);
+	assert_non_null(strstr(m.pod.error, "resource-status"));
+
+	/* Wrong type of a class, and an empty scheduler cpuset = none. */
+	assert_int_equal(meta_parse_text("{\"annotations\": {"
+		"\"koordinator.sh/qosClass\": \"AVERYLONGQOSCLASSNAME\","
+		"\"scheduling.koordinator.sh/resource-status\": \"{\\\"cpuset\\\":\\\"\\\"}\"}}",
+		&m), 0);
+	assert_non_null(strstr(m.pod.error, "qosClass"));
+	assert_false(m.pod.has_status_cpuset);
+
+	/* CRI-O: the pod's annotations serialised in one string. */
+	assert_int_equal(meta_parse_text("{\"annotations\": {"
+		"\"koordinator.sh/qosClass\": \"BE\","
+		"\"io.kubernetes.cri-o.Annotations\": \"{\\\"koordinator.sh/qosClass\\\":\\\"LSE\\\","
+		"\\\"cpusetd.io/prefer-isolated-cpus\\\":\\\"false\\\"}\"}}", &m), 0);
+	assert_string_equal(m.pod.qos_class, "BE");
+	assert_string_equal(m.pod.prefer_isolated, "false");
+}
+
 static void test_name(void **state)
 {
 	static const struct {
@@ -489,6 +537,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_load_templates, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_load_bad_ids),
 		cmocka_unit_test(test_name),
+		cmocka_unit_test(test_pod_policy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

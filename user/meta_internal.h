@@ -1,0 +1,30 @@
+/*
+ * JSON helpers shared by meta.c and meta_pod.c (not for other modules).
+ */
+#ifndef CPUSETD_META_INTERNAL_H
+#define CPUSETD_META_INTERNAL_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+#include "meta.h"
+
+/* Looks up key in parent. Returns 1 and *ret when present with the given
+ * type, 0 when absent or null, -EBADMSG for another type. */
+int meta_member(struct json_object *parent, const char *key, enum json_type type,
+		struct json_object **ret);
+
+/* A string member copied into dst[size]. Returns 1 copied, 0 absent,
+ * -EBADMSG for another type, a NUL inside, or a value that does not fit. */
+int meta_get_string(struct json_object *parent, const char *key, char *dst, size_t size);
+
+/* Strict JSON (UTF-8 checked, no trailing garbage) from len bytes.
+ * Returns 0 and *ret (caller puts it), -EBADMSG, -EFBIG, -ENOMEM. */
+int meta_parse_json(const char *text, size_t len, struct json_object **ret);
+
+/* The pod policy annotations of meta.h from one annotation object (the
+ * bundle's, or CRI-O's inner copy). Values already set are kept: the
+ * first source wins. A malformed value is recorded in ret->error, never
+ * returned. Returns 0 or -ENOMEM. */
+int meta_parse_pod_policy(struct json_object *ann, struct pod_policy_ann *ret);
+
+#endif

@@ -1,0 +1,119 @@
+/*
+ * Pod policy annotations (meta.h struct pod_policy_ann): Koordinator's QoS
+ * class and scheduler-made allocation (seeds/000 "API" section:
+ * koordinator.sh/qosClass, scheduling.koordinator.sh/resource-status and
+ * resource-spec, whose values are JSON serialised into a string) and
+ * cpusetd's own opt-in for isolated CPUs.
+ *
+ * A malformed value is recorded, not returned: the bundle stays readable
+ * (identity, limits, termination path are still needed to report the
+ * error on the right pod), and the policy refuses the container naming
+ * the annotation.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "meta_internal.h"
+
+static void bad(struct pod_policy_ann *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void bad(struct pod_policy_ann *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (a->error[0])
+		return;		/* the first problem is the one reported */
+	va_start(ap, fmt);
+	vsnprintf(a->error, sizeof(a->error), fmt, ap);
+	va_end(ap);
+}
+
+/* A plain string annotation into dst, unless already set. */
+static void plain(struct json_object *ann, const char *key, char *dst, size_t size,
+		  struct pod_policy_ann *a)
+{
+	char tmp[64];
+	int r;
+
+	if (dst[0])
+		return;
+	r = meta_get_string(ann, key, tmp, size < sizeof(tmp) ? size : sizeof(tmp));
+	if (r < 0)
+		bad(a, "%s: not a string of at most %zu bytes", key, size - 1);
+	else if (r > 0)
+		memcpy(dst, tmp, strlen(tmp) + 1);
+}
+
+/* The JSON object serialised in the string annotation key: 1 and *ret
+ * (caller puts it), 0 absent, -1 malformed (recorded), -ENOMEM. */
+static int inner_object(struct json_object *ann, const char *key, struct json_object **ret,
+			struct pod_policy_ann *a)
+{
+	struct json_object *v, *o = NULL;
+	int r = meta_member(ann, key, json_type_string, &v);
+
+	if (r == 0)
+		return 0;
+	if (r > 0)
+		r = meta_parse_json(json_object_get_string(v),
+				    (size_t)json_object_get_string_len(v), &o);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		bad(a, "%s: not a JSON object in a string", key);
+		return -1;
+	}
+	*ret = o;
+	return 1;
+}
+
+static int resource_status(struct json_object *ann, struct pod_policy_ann *a)
+{
+	struct json_object *o;
+	int r;
+
+	if (a->has_status_cpuset)
+		return 0;
+	r = inner_object(ann, META_RESOURCE_STATUS_ANNOTATION, &o, a);
+	if (r <= 0)
+		return r == -ENOMEM ? r : 0;
+	r = meta_get_string(o, "cpuset", a->status_cpuset, sizeof(a->status_cpuset));
+	if (r < 0)
+		bad(a, "%s: \"cpuset\" is not a string of at most %zu bytes",
+		    META_RESOURCE_STATUS_ANNOTATION, sizeof(a->status_cpuset) - 1);
+	/* An empty cpuset means the scheduler made no CPU allocation. */
+	a->has_status_cpuset = r > 0 && a->status_cpuset[0];
+	json_object_put(o);
+	return 0;
+}
+
+static int resource_spec(struct json_object *ann, struct pod_policy_ann *a)
+{
+	struct json_object *o;
+	int r;
+
+	r = inner_object(ann, META_RESOURCE_SPEC_ANNOTATION, &o, a);
+	if (r <= 0)
+		return r == -ENOMEM ? r : 0;
+	plain(o, "preferredCPUBindPolicy", a->bind_policy, sizeof(a->bind_policy), a);
+	plain(o, "preferredCPUExclusivePolicy", a->exclusive_policy,
+	      sizeof(a->exclusive_policy), a);
+	json_object_put(o);
+	return 0;
+}
+
+int meta_parse_pod_policy(struct json_object *ann, struct pod_policy_ann *ret)
+{
+	int r;
+
+	plain(ann, META_QOS_CLASS_ANNOTATION, ret->qos_class, sizeof(ret->qos_class), ret);
+	plain(ann, META_PREFER_ISOLATED_ANNOTATION, ret->prefer_isolated,
+	      sizeof(ret->prefer_isolated), ret);
+	r = resource_status(ann, ret);
+	if (r < 0)
+		return r;
+	return resource_spec(ann, ret);
+}
