@@ -35,7 +35,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -I. -Wall -Wer
 
 LIB_SRCS := user/cpumask.c user/strmap.c user/log.c user/topology.c user/topology_json.c \
 	    user/alloc_topo.c \
-	    user/policy.c user/meta.c user/meta_pod.c user/reject.c user/config.c \
+	    user/policy.c user/meta.c user/meta_pod.c user/kubelet_state.c user/reject.c user/config.c \
 	    cgroupfs/cgfs.c cgroupfs/cgfs_detect.c cgroupfs/cgfs_tree.c \
 	    cgroupfs/cgfs_path.c
 DAEMON_SRCS := user/main.c user/controller.c user/status.c user/bpf_events.c
