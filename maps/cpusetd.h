@@ -45,6 +45,7 @@ enum cpusetd_kind {
 	CPUSETD_KIND_SHARED    = 1,
 	CPUSETD_KIND_INTEGER   = 2,
 	CPUSETD_KIND_ANNOTATED = 3,
+	CPUSETD_KIND_BE        = 4,	/* on the BE pool (Koordinator BE) */
 };
 
 /*

@@ -50,6 +50,8 @@ enum {
 	OPT_LOG_LEVEL,
 	OPT_DRY_RUN,
 	OPT_VERSION,
+	OPT_KUBELET_STATE_FILE,
+	OPT_POLICY,		/* the allocation-policy settings: config_policy.c */
 };
 
 static const struct option long_opts[] = {
@@ -63,6 +65,18 @@ static const struct option long_opts[] = {
 	{ "min-shared-cpus",	required_argument, NULL, OPT_MIN_SHARED_CPUS },
 	{ "log-level",		required_argument, NULL, OPT_LOG_LEVEL },
 	{ "dry-run",		no_argument,	   NULL, OPT_DRY_RUN },
+	{ "kubelet-state-file",	required_argument, NULL, OPT_KUBELET_STATE_FILE },
+	{ "cpu-bind-policy",	required_argument, NULL, OPT_POLICY },
+	{ "cpu-exclusive-policy", required_argument, NULL, OPT_POLICY },
+	{ "numa-allocate-strategy", required_argument, NULL, OPT_POLICY },
+	{ "numa-topology-alignment-policy", required_argument, NULL, OPT_POLICY },
+	{ "topology-manager-scope", required_argument, NULL, OPT_POLICY },
+	{ "kubelet-compat",	required_argument, NULL, OPT_POLICY },
+	{ "kubelet-cpu-manager-policy-options", required_argument, NULL, OPT_POLICY },
+	{ "besteffort-pool",	required_argument, NULL, OPT_POLICY },
+	{ "integer-qos",	required_argument, NULL, OPT_POLICY },
+	{ "reserved-cpus",	required_argument, NULL, OPT_POLICY },
+	{ "prefer-isolated-cpus", required_argument, NULL, OPT_POLICY },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -104,6 +118,18 @@ static void usage(void)
 	       "  --min-shared-cpus N      CPUs always left to the shared pool, 1..%d (default 1)\n"
 	       "  --log-level LEVEL        error|warning|notice|info|debug (default info)\n"
 	       "  --dry-run                decide and report, write no cpuset\n"
+	       "  --kubelet-state-file F   kubelet cpu_manager_state to take over (default\n"
+	       "                           %s; \"\" = none)\n"
+	       "Allocation policy (see cpusetd.conf for what each does):\n"
+	       "  --cpu-bind-policy FullPCPUs|SpreadByPCPUs|FullPCPUsOnly\n"
+	       "  --cpu-exclusive-policy None|PCPULevel|NUMANodeLevel\n"
+	       "  --numa-allocate-strategy MostAllocated|LeastAllocated|DistributeEvenly\n"
+	       "  --numa-topology-alignment-policy None|BestEffort|Restricted|SingleNUMANode\n"
+	       "  --topology-manager-scope container|pod\n"
+	       "  --kubelet-compat BOOL    kubelet static CPU manager's choices\n"
+	       "  --kubelet-cpu-manager-policy-options NAME=BOOL,...\n"
+	       "  --besteffort-pool shared|be   --integer-qos LSE|LSR\n"
+	       "  --reserved-cpus CPULIST  --prefer-isolated-cpus BOOL\n"
 	       "  -h, --help               this text\n"
 	       "  --version                print the version\n"
 	       "\n"
@@ -112,7 +138,8 @@ static void usage(void)
 	       "  cpusetd --dry-run --log-level debug\n"
 	       "  cpusetd --on-error shared --min-shared-cpus 2 \\\n"
 	       "          --bundle-path /run/containerd/io.containerd.runtime.v2.task/k8s.io/{id}/config.json\n",
-	       CONFIG_DEFAULT_FILE, CONFIG_MAX_BUNDLE_PATHS, MIN_SHARED_MAX);
+	       CONFIG_DEFAULT_FILE, CONFIG_MAX_BUNDLE_PATHS, MIN_SHARED_MAX,
+	       KUBELET_STATE_DEFAULT_PATH);
 }
 
 static void set_defaults(struct cpusetd_config *c)
@@ -126,6 +153,8 @@ static void set_defaults(struct cpusetd_config *c)
 	strcpy(c->kubelet_pods_dir, "/var/lib/kubelet/pods");
 	c->policy.min_shared_cpus = 1;
 	c->policy.on_error = POLICY_ON_ERROR_REJECT;
+	config_policy_defaults(&c->policy);
+	strcpy(c->kubelet_state_file, KUBELET_STATE_DEFAULT_PATH);
 	c->log_level = LOG_INFO;
 	c->dry_run = false;
 }
@@ -161,7 +190,7 @@ static int parse_uint_range(const char *v, unsigned lo, unsigned hi, unsigned *r
 	return 0;
 }
 
-static int parse_bool(const char *v, bool *ret)
+int config_parse_bool(const char *v, bool *ret)
 {
 	static const char *const yes[] = { "true", "yes", "1" }, *const no[] = { "false", "no", "0" };
 
@@ -208,11 +237,21 @@ static int set_kubepods_root(struct cpusetd_config *c, const char *v, char *err,
  * Applies one setting (id from long_opts; v NULL for a flag given on the
  * command line). Returns 0 or -EINVAL with the reason in err.
  */
-static int apply(struct loader *l, int id, const char *v, char *err, size_t errlen)
+static int apply(struct loader *l, int id, const char *name, const char *v, char *err,
+		 size_t errlen)
 {
 	struct cpusetd_config *c = &l->cfg;
 
 	switch (id) {
+	case OPT_POLICY:
+		return config_policy_set(&c->policy, name, v, err, errlen);
+	case OPT_KUBELET_STATE_FILE:
+		if (!v[0]) {	/* "" = no takeover */
+			c->kubelet_state_file[0] = '\0';
+			return 0;
+		}
+		return set_path(c->kubelet_state_file, sizeof(c->kubelet_state_file), v, err,
+				errlen);
 	case OPT_KUBEPODS_ROOT:
 		return set_kubepods_root(c, v, err, errlen);
 	case OPT_BUNDLE_PATH:
@@ -245,7 +284,7 @@ static int apply(struct loader *l, int id, const char *v, char *err, size_t errl
 			c->dry_run = true;
 			return 0;
 		}
-		if (parse_bool(v, &c->dry_run) == 0)
+		if (config_parse_bool(v, &c->dry_run) == 0)
 			return 0;
 		snprintf(err, errlen, "expected true|false|yes|no|1|0, got '%s'", v);
 		return -EINVAL;
@@ -254,20 +293,21 @@ static int apply(struct loader *l, int id, const char *v, char *err, size_t errl
 	return -EINVAL;
 }
 
-/* The setting an INI key names ('_' and '-' alike), or -1. */
-static int ini_key_id(const char *key)
+/* The setting an INI key names ('_' and '-' alike), or NULL. */
+static const struct option *ini_key_opt(const char *key)
 {
 	char name[64];
 	size_t n = strlen(key);
 
 	if (n >= sizeof(name))
-		return -1;
+		return NULL;
 	for (size_t i = 0; i <= n; i++)
 		name[i] = key[i] == '_' ? '-' : key[i];
 	for (const struct option *o = long_opts; o->name; o++)
 		if (strcmp(o->name, name) == 0)
-			return o->val == OPT_CONFIG || o->val == OPT_HELP || o->val == OPT_VERSION ? -1 : o->val;
-	return -1;
+			return o->val == OPT_CONFIG || o->val == OPT_HELP || o->val == OPT_VERSION ?
+			       NULL : o;
+	return NULL;
 }
 
 /* inih handler: returns nonzero to go on; the first error is kept. */
@@ -275,15 +315,15 @@ static int on_ini_key(void *user, const char *section, const char *key, const ch
 {
 	struct loader *l = user;
 	char why[PATH_MAX + 64];
-	int id;
+	const struct option *o;
 
 	if (l->err_line)
 		return 0;
 	if (section[0] && strcmp(section, "cpusetd") != 0)
 		snprintf(l->err, sizeof(l->err), "unknown section [%s]", section);
-	else if ((id = ini_key_id(key)) < 0)
+	else if (!(o = ini_key_opt(key)))
 		snprintf(l->err, sizeof(l->err), "unknown key '%s'", key);
-	else if (apply(l, id, value, why, sizeof(why)) < 0)
+	else if (apply(l, o->val, o->name, value, why, sizeof(why)) < 0)
 		snprintf(l->err, sizeof(l->err), "%s: %s", key, why);
 	else
 		return 1;
@@ -470,7 +510,7 @@ static int apply_argv(int argc, char **argv, struct loader *l)
 		}
 		if (c == OPT_CONFIG || c == OPT_HELP || c == OPT_VERSION)
 			continue;
-		if (apply(l, c, optarg, why, sizeof(why)) < 0) {
+		if (apply(l, c, long_opts[idx].name, optarg, why, sizeof(why)) < 0) {
 			fprintf(stderr, "cpusetd: --%s: %s\n", long_opts[idx].name, why);
 			return -EINVAL;
 		}

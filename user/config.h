@@ -3,13 +3,19 @@
  * inih), then the command line, each overriding the one before.
  * INI keys are the long option names with '-' or '_' (section [cpusetd]
  * or none): kubepods_root, bundle_path (repeatable), state_dir, pin_dir,
- * on_error, min_shared_cpus, log_level, dry_run, kubelet_pods_dir.
+ * on_error, min_shared_cpus, log_level, dry_run, kubelet_pods_dir,
+ * kubelet_state_file; and the allocation policy (config_policy.c):
+ * cpu_bind_policy, cpu_exclusive_policy, numa_allocate_strategy,
+ * numa_topology_alignment_policy, topology_manager_scope, kubelet_compat,
+ * kubelet_cpu_manager_policy_options, besteffort_pool, integer_qos,
+ * reserved_cpus, prefer_isolated_cpus.
  */
 #ifndef CPUSETD_CONFIG_H
 #define CPUSETD_CONFIG_H
 
 #include <limits.h>
 #include <stdbool.h>
+#include "kubelet_state.h"
 #include "policy.h"
 
 #define CONFIG_MAX_BUNDLE_PATHS		8
@@ -23,6 +29,7 @@ struct cpusetd_config {
 	char state_dir[PATH_MAX];
 	char pin_dir[PATH_MAX];
 	char kubelet_pods_dir[PATH_MAX];
+	char kubelet_state_file[PATH_MAX];	/* "" = no takeover */
 	struct policy_config policy;
 	int log_level;			/* syslog level */
 	bool dry_run;
@@ -43,5 +50,18 @@ struct cpusetd_config {
  * -EINVAL for bad input; -ENOMEM; -errno reading the file.
  */
 int config_load(int argc, char **argv, struct cpusetd_config *ret);
+
+/* "true|yes|1" / "false|no|0" (any case). Returns 0 or -EINVAL. */
+int config_parse_bool(const char *v, bool *ret);
+
+/* Sets the allocation-policy option name (long option spelling,
+ * "cpu-bind-policy") from v. Returns 0; -ENOENT for a name that is not a
+ * policy option; -EINVAL with err[len] saying what was expected. */
+int config_policy_set(struct policy_config *c, const char *name, const char *v,
+		      char *err, size_t len);
+
+/* The policy defaults other than min_shared_cpus/on_error (FullPCPUs,
+ * None, MostAllocated, alignment None, integer pods LSE). Cannot fail. */
+void config_policy_defaults(struct policy_config *c);
 
 #endif

@@ -33,6 +33,13 @@ int controller_init(struct controller *c, const struct cpusetd_config *cfg,
 
 	*c = (struct controller){ .cfg = cfg, .cg = cg, .topo = topo };
 	snprintf(c->root, sizeof(c->root), "%s", root);
+	if (!cpumask_subset(&cfg->policy.reserved_cpus, &topo->online)) {
+		char buf[CPULIST_MAX];
+
+		cpulist_format(&cfg->policy.reserved_cpus, buf, sizeof(buf));
+		log_error("reserved_cpus %s: not all of them are online", buf);
+		return -EINVAL;
+	}
 	r = policy_new(topo, &cfg->policy, &c->policy);
 	if (r < 0)
 		return r;
@@ -108,10 +115,17 @@ static const struct container *find_sandbox(const struct controller *c, const ch
  * to each container (no pod_annotations) still gets them from there. */
 static void inherit_pod_annotations(struct container *ct, const struct container *sb)
 {
-	if (ct->meta.has_cores_ids || ct->meta.sandbox || !sb || !sb->meta.has_cores_ids)
+	static const struct pod_policy_ann none;
+
+	if (ct->meta.sandbox || !sb)
 		return;
-	ct->meta.has_cores_ids = true;
-	memcpy(ct->meta.cores_ids, sb->meta.cores_ids, sizeof(ct->meta.cores_ids));
+	if (!ct->meta.has_cores_ids && sb->meta.has_cores_ids) {
+		ct->meta.has_cores_ids = true;
+		memcpy(ct->meta.cores_ids, sb->meta.cores_ids, sizeof(ct->meta.cores_ids));
+	}
+	/* Pod annotations: the container's own copy, if any, is complete. */
+	if (!memcmp(&ct->meta.pod, &none, sizeof(none)))
+		ct->meta.pod = sb->meta.pod;
 }
 
 /* Bundle first; without one, what the cgroup itself tells. */
@@ -165,9 +179,34 @@ static void skip_sched_rebuild(struct controller *c, struct container *ct)
 	ct->rebuild_skipped = true;
 }
 
-static void request_of(const struct container *ct, struct policy_request *req)
+/* The pod's integer CPUs from the pod cgroup's limit (kubelet sets it to
+ * the sum of its containers'), for Topology Manager pod scope; 0 when
+ * unknown or not integer. */
+static unsigned pod_cpus(const struct controller *c, const struct container *ct)
+{
+	char pod[sizeof(ct->path)], *slash;
+	int64_t quota;
+	uint64_t period;
+
+	if (!c->cfg->policy.alloc.pod_scope || ct->info.qos != CGFS_QOS_GUARANTEED)
+		return 0;
+	snprintf(pod, sizeof(pod), "%s", ct->path);
+	slash = strrchr(pod, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	if (cgfs_read_cpu_quota(c->cg, pod, &quota, &period) < 0 || quota <= 0 || !period ||
+	    (uint64_t)quota % period)
+		return 0;
+	return (unsigned)((uint64_t)quota / period);
+}
+
+static void request_of(const struct controller *c, const struct container *ct,
+		       struct policy_request *req)
 {
 	*req = (struct policy_request){
+		.pod = &ct->meta.pod,
+		.pod_cpus = pod_cpus(c, ct),
 		.container_id = ct->info.container_id,
 		.pod_uid = ct->meta.pod_uid,
 		.name = ct->name,
@@ -236,8 +275,7 @@ static void sync_placement_map(struct controller *c, struct container *ct)
  * untouched; an empty pool is never written (tasks could not run). */
 static void apply(struct controller *c, struct container *ct)
 {
-	if (ct->d.kind == CPUSETD_KIND_SHARED) {
-		policy_shared_pool(c->policy, &ct->d.cpus);
+	if (policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus)) {
 		if (!cpumask_empty(&ct->d.cpus))
 			write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
 		return;
@@ -248,6 +286,12 @@ static void apply(struct controller *c, struct container *ct)
 	write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
 }
 
+static bool pooled(const struct container *ct)
+{
+	return ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE;
+}
+
+/* fn on every container that lives on a pool (shared or BE). */
 static void for_each_shared(struct controller *c,
 			    void (*fn)(struct controller *c, struct container *ct))
 {
@@ -256,11 +300,27 @@ static void for_each_shared(struct controller *c,
 	void *v;
 
 	while (strmap_next(c->by_path, &it, &k, &v))
-		if (((struct container *)v)->d.kind == CPUSETD_KIND_SHARED)
+		if (pooled(v))
 			fn(c, v);
 }
 
-/* Every shared container to the current pool. */
+/* Both pools, to tell whether an admission or release moved them. */
+struct pools {
+	struct cpumask shared, be;
+};
+
+static void get_pools(const struct controller *c, struct pools *ret)
+{
+	policy_shared_pool(c->policy, &ret->shared);
+	policy_be_pool(c->policy, &ret->be);
+}
+
+static bool pools_equal(const struct pools *a, const struct pools *b)
+{
+	return cpumask_equal(&a->shared, &b->shared) && cpumask_equal(&a->be, &b->be);
+}
+
+/* Every pooled container to its current pool. */
 static void resize_shared(struct controller *c)
 {
 	for_each_shared(c, apply);
@@ -333,18 +393,18 @@ static void handle_error(struct controller *c, struct container *ct)
 /* Admits a container seen by a mkdir event and converges. */
 static int place(struct controller *c, struct container *ct, uint64_t event_ns)
 {
-	struct cpumask before, after;
+	struct pools before, after;
 	struct policy_request req;
 	int r;
 
-	policy_reserved(c->policy, &before);
-	request_of(ct, &req);
+	get_pools(c, &before);
+	request_of(c, ct, &req);
 	r = policy_admit(c->policy, &req, &ct->d);
 	if (r == -ENOMEM)
 		return r;
-	policy_reserved(c->policy, &after);
+	get_pools(c, &after);
 	ct->exec_pending = true;
-	if (!cpumask_equal(&before, &after)) {
+	if (!pools_equal(&before, &after)) {
 		resize_shared(c);		/* shared leave the new CPUs first */
 		apply(c, ct);
 		record_convergence(c, event_ns);
@@ -385,13 +445,17 @@ static int on_mkdir(struct controller *c, const struct cpusetd_event *ev)
 static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
 {
 	struct container *ct = strmap_del(c->by_path, ev->path);
+	struct pools before, after;
 
 	if (!ct)
 		return 0;
 	if (c->bpf && ct->cgroup_id)
 		bpf_events_del_placement(c->bpf, ct->cgroup_id);
 	log_info("%s (%.12s): gone", ct->name, ct->info.container_id);
-	if (policy_release(c->policy, ct->info.container_id)) {
+	get_pools(c, &before);
+	policy_release(c->policy, ct->info.container_id);
+	get_pools(c, &after);
+	if (!pools_equal(&before, &after)) {
 		resize_shared(c);
 		record_convergence(c, ev->ts_ns);
 		sync_shared_maps(c);
@@ -413,7 +477,7 @@ static int reclassify_from_cgroup(struct controller *c, struct container *ct, ui
 	int64_t quota = -1;
 	uint64_t period = 0;
 
-	if (ct->meta.from_bundle || ct->d.kind != CPUSETD_KIND_SHARED || ct->d.err ||
+	if (ct->meta.from_bundle || !pooled(ct) || ct->d.err ||
 	    cgfs_read_cpu_quota(c->cg, ct->path, &quota, &period) < 0 ||
 	    (quota == ct->meta.quota_us && period == ct->meta.period_us))
 		return 0;
@@ -530,8 +594,34 @@ static int inherit_all(struct container **list, size_t n)
 	return 0;
 }
 
+/*
+ * kubelet's checkpoint, when taking over a node from its static policy
+ * (DESIGN.md "kubelet takeover"). A malformed file is logged once per
+ * resync and changes nothing; a missing one is the normal case.
+ */
+static void read_kubelet_state(const struct controller *c, struct kubelet_state *ret)
+{
+	int r;
+
+	*ret = (struct kubelet_state){ 0 };
+	if (!c->cfg->kubelet_state_file[0])
+		return;
+	r = kubelet_state_read(c->cfg->kubelet_state_file, ret);
+	if (r == -ENOENT)
+		return;
+	if (r < 0) {
+		log_error("kubelet state %s: %s; not taking over its assignments",
+			  c->cfg->kubelet_state_file, r == -EBADMSG ? "malformed" : strerror(-r));
+		*ret = (struct kubelet_state){ 0 };
+	} else if (ret->n) {
+		log_info("kubelet state %s: %zu assignments of kubelet's static policy kept "
+			 "where still valid", c->cfg->kubelet_state_file, ret->n);
+	}
+}
+
 static int recover(struct controller *c, struct container **list, size_t n)
 {
+	struct kubelet_state ks = { 0 };
 	struct policy_request *reqs = calloc(n + 1, sizeof(*reqs));
 	struct cpumask *cur = calloc(n + 1, sizeof(*cur));
 	uint64_t *order = calloc(n + 1, sizeof(*order));
@@ -540,8 +630,12 @@ static int recover(struct controller *c, struct container **list, size_t n)
 
 	if (!reqs || !cur || !order || !d)
 		goto out;
+	read_kubelet_state(c, &ks);
 	for (size_t i = 0; i < n; i++) {
-		request_of(list[i], &reqs[i]);
+		request_of(c, list[i], &reqs[i]);
+		reqs[i].kubelet_cpus = kubelet_state_find(&ks, list[i]->meta.pod_uid,
+							  list[i]->meta.container_name,
+							  list[i]->info.container_id);
 		cur[i] = list[i]->cpus_applied;
 		order[i] = list[i]->cgroup_id;
 	}
@@ -550,6 +644,7 @@ static int recover(struct controller *c, struct container **list, size_t n)
 	for (size_t i = 0; r == 0 && i < n; i++)
 		list[i]->d = d[i];
 out:
+	kubelet_state_free(&ks);
 	free(reqs);
 	free(cur);
 	free(order);
@@ -608,7 +703,7 @@ int controller_resync(struct controller *c)
 	for (size_t i = 0; i < s.n; i++) {
 		struct container *ct = s.list[i];
 
-		if (ct->d.kind != CPUSETD_KIND_SHARED)
+		if (!pooled(ct))
 			apply(c, ct);
 		if (ct->d.err)
 			handle_error(c, ct);

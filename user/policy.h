@@ -14,6 +14,20 @@
  * containers = union of the NUMA nodes of their CPUs; shared mems are
  * left alone. An admission that would leave fewer than min_shared_cpus
  * CPUs in the shared pool is refused.
+ *
+ * Beyond seeds/002 (DESIGN.md "Beyond the default"):
+ *   Koordinator QoS (koordinator.sh/qosClass, seeds/000 and 004):
+ *              LSE exclusive, never shared; LSR exclusive but usable by BE;
+ *              LS shared pool; BE the BE pool = online − isolated −
+ *              annotated − LSE CPUs; SYSTEM shared pool. Integer pods
+ *              without a class are LSE, or LSR when configured.
+ *   scheduled  resource-status {"cpuset"}: exactly those CPUs, exclusive.
+ *   isolated   kernel isolated CPUs are never in a pool; an integer
+ *              container gets them only when it opts in.
+ *   reserved_cpus (kubelet reservedSystemCPUs) stay in the shared pool and
+ *              are never exclusive.
+ * How integer CPUs are chosen (Koordinator or kubelet-compatible, NUMA
+ * alignment) is policy_alloc.h.
  */
 #ifndef CPUSETD_POLICY_H
 #define CPUSETD_POLICY_H
@@ -22,6 +36,8 @@
 #include <stdint.h>
 #include "../cgroupfs/cgfs.h"
 #include "cpumask.h"
+#include "meta.h"
+#include "policy_alloc.h"
 #include "topology.h"
 
 /* Admission errors; policy_error_name() gives the metric/status label. */
@@ -33,6 +49,8 @@ enum policy_error {
 	POLICY_ERR_INSUFFICIENT_CPUS,	/* integer: fewer free CPUs than N */
 	POLICY_ERR_SHARED_POOL_EMPTY,	/* pool would drop below min_shared_cpus */
 	POLICY_ERR_NUMA_UNRESOLVED,	/* a CPU's NUMA node is unknown */
+	POLICY_ERR_TOPOLOGY_AFFINITY,	/* NUMA alignment policy refused it */
+	POLICY_ERR_SMT_ALIGNMENT,	/* not whole physical cores (FullPCPUsOnly) */
 	POLICY_ERR__COUNT,
 };
 
@@ -41,9 +59,24 @@ enum policy_on_error {
 	POLICY_ON_ERROR_SHARED,		/* keep it on the shared pool */
 };
 
+/* Koordinator QoS class (koordinator.sh/qosClass); NONE = not given. */
+enum policy_qos {
+	POLICY_QOS_NONE = 0,
+	POLICY_QOS_LSE,
+	POLICY_QOS_LSR,
+	POLICY_QOS_LS,
+	POLICY_QOS_BE,
+	POLICY_QOS_SYSTEM,
+};
+
 struct policy_config {
 	unsigned min_shared_cpus;	/* >= 1 */
 	enum policy_on_error on_error;
+	bool besteffort_be_pool;	/* BestEffort pods without a class: BE pool */
+	enum policy_qos integer_qos;	/* LSE (default) or LSR */
+	bool prefer_isolated;		/* every integer container opts in */
+	struct cpumask reserved_cpus;	/* kubelet reservedSystemCPUs */
+	struct policy_alloc_config alloc;
 };
 
 /* What the policy needs to know about one container. */
@@ -56,12 +89,16 @@ struct policy_request {
 	const char *cores_ids;		/* weka.io/cores-ids value, or NULL */
 	int64_t quota_us;		/* CFS quota, -1 = unlimited */
 	uint64_t period_us;		/* CFS period, 0 = unknown */
+	const struct pod_policy_ann *pod;	/* Koordinator/cpusetd annotations, or NULL */
+	unsigned pod_cpus;		/* whole pod's integer CPUs (pod scope), 0 unknown */
+	const struct cpumask *kubelet_cpus;	/* kubelet checkpoint's CPUs, or NULL */
 };
 
 struct policy_decision {
 	enum cpusetd_kind kind;		/* what it is placed as */
 	struct cpumask cpus;		/* shared: the pool now */
 	struct cpumask mems;		/* empty for shared: leave as is */
+	uint8_t exclusive_policy;	/* integer: enum koord_excl_policy given */
 	enum policy_error err;
 	bool reject;			/* err, on_error=reject, not a sandbox */
 	char reason[256];		/* one line, set when err */
@@ -76,6 +113,9 @@ struct policy_entry {
 	struct cpumask cpus;		/* exclusive/annotated CPUs; empty for shared */
 	struct cpumask mems;
 	unsigned n_cpus;		/* integer: N requested */
+	enum policy_qos qos;		/* effective class (LSE/LSR for exclusive) */
+	uint8_t exclusive_policy;	/* enum koord_excl_policy it was given */
+	bool pod_affinity;		/* counted in its pod's NUMA affinity */
 	bool sandbox;
 	enum policy_error err;
 	char reason[256];
@@ -98,25 +138,29 @@ void policy_free(struct policy *p);
  * (visible in status) and the decision says whether to reject it.
  * Returns 0 placed; on an admission error the negative errno that matches
  * (-EINVAL syntax, -ENXIO offline/NUMA, -EBUSY exclusive conflict, -ENOSPC
- * insufficient or pool empty) with *ret filled; -ENOMEM (nothing recorded).
+ * insufficient or pool empty, -EDOM not whole cores, -EXDEV NUMA alignment
+ * refused) with *ret filled; -ENOMEM (nothing recorded).
  */
 int policy_admit(struct policy *p, const struct policy_request *req,
 		 struct policy_decision *ret);
 
 /*
  * Like policy_admit, for a container found running at recovery: an integer
- * container whose current set has exactly N online CPUs, none reserved by
- * anyone else, keeps it. Anything else is admitted afresh.
+ * container keeps the CPUs kubelet's checkpoint gave it (req->kubelet_cpus,
+ * takeover) or else its current set, when that set has exactly N online
+ * CPUs, none reserved by anyone else nor in reserved_cpus. Anything else
+ * is admitted afresh.
  */
 int policy_adopt(struct policy *p, const struct policy_request *req,
 		 const struct cpumask *current, struct policy_decision *ret);
 
 /*
  * Rebuilds the book-keeping from a live state (seeds/002 §3.4): n running
- * containers with their current cpuset.cpus, in any order. Annotated
- * containers are admitted first, then integer ones adopt (oldest first, by
- * the order key), then shared ones, so the result does not depend on the
- * order of reqs. order[i] is a creation-order key (the cgroup id).
+ * containers with their current cpuset.cpus, in any order. Integer
+ * containers that can keep their set go first, then annotated and
+ * scheduled ones (fixed sets), then integer ones that need CPUs (oldest
+ * first, by the order key), then pooled ones, so the result does not
+ * depend on the order of reqs. order[i] is a creation-order key (the cgroup id).
  * Fills ret[i] for reqs[i]. Returns 0, or -ENOMEM.
  */
 int policy_recover(struct policy *p, const struct policy_request *reqs,
@@ -136,8 +180,13 @@ void policy_reset(struct policy *p);
 /* The recorded entry for container_id, or NULL. */
 const struct policy_entry *policy_lookup(const struct policy *p, const char *container_id);
 
-/* Shared pool = online − reserved. */
+/* Shared pool = online − isolated − reserved. */
 void policy_shared_pool(const struct policy *p, struct cpumask *ret);
+/* BE pool = online − isolated − annotated − LSE CPUs (LSR CPUs included). */
+void policy_be_pool(const struct policy *p, struct cpumask *ret);
+/* The pool a container of kind lives on (shared or BE) into *ret; false
+ * (ret untouched) for kinds with their own CPUs. */
+bool policy_pool_of(const struct policy *p, enum cpusetd_kind kind, struct cpumask *ret);
 /* Reserved = annotated ∪ integer CPUs. */
 void policy_reserved(const struct policy *p, struct cpumask *ret);
 
@@ -152,5 +201,9 @@ const struct policy_entry *policy_next(const struct policy *p, size_t *it);
 /* Stable label of an error ("insufficient_cpus", ...); "" for POLICY_OK. */
 const char *policy_error_name(enum policy_error err);
 const char *policy_kind_name(enum cpusetd_kind kind);
+/* "LSE", "LSR", "LS", "BE", "SYSTEM"; "" for NONE. */
+const char *policy_qos_name(enum policy_qos qos);
+/* The inverse (exact spelling); -EINVAL for anything else. */
+int policy_qos_parse(const char *s, enum policy_qos *ret);
 
 #endif

@@ -27,6 +27,28 @@ static const char *mode_name(enum cgfs_mode m)
 	return m == CGFS_MODE_V2 ? "v2" : m == CGFS_MODE_HYBRID ? "hybrid" : "v1";
 }
 
+/* The allocation settings in force, spelled as in the config file. */
+static json_object *allocation_obj(const struct policy_config *p)
+{
+	static const char *const align[] = { "None", "BestEffort", "Restricted", "SingleNUMANode" };
+	json_object *o = json_object_new_object();
+
+	add(o, "engine", json_object_new_string(p->alloc.kubelet_compat ? "kubelet" : "koordinator"));
+	add(o, "cpu_bind_policy", json_object_new_string(koord_bind_policy_name(p->alloc.bind)));
+	add(o, "cpu_exclusive_policy",
+	    json_object_new_string(koord_excl_policy_name(p->alloc.exclusive)));
+	add(o, "numa_allocate_strategy",
+	    json_object_new_string(koord_numa_strategy_name(p->alloc.numa)));
+	add(o, "numa_topology_alignment_policy", json_object_new_string(align[p->alloc.align]));
+	add(o, "topology_manager_scope",
+	    json_object_new_string(p->alloc.pod_scope ? "pod" : "container"));
+	add(o, "besteffort_pool", json_object_new_string(p->besteffort_be_pool ? "be" : "shared"));
+	add(o, "integer_qos", json_object_new_string(policy_qos_name(p->integer_qos)));
+	add(o, "reserved_cpus", cpumask_json(&p->reserved_cpus));
+	add(o, "prefer_isolated_cpus", json_object_new_boolean(p->prefer_isolated));
+	return o;
+}
+
 static json_object *daemon_obj(const struct controller *c)
 {
 	json_object *o = json_object_new_object();
@@ -39,6 +61,7 @@ static json_object *daemon_obj(const struct controller *c)
 	add(o, "on_error", json_object_new_string(
 		c->cfg->policy.on_error == POLICY_ON_ERROR_SHARED ? "shared" : "reject"));
 	add(o, "min_shared_cpus", json_object_new_int((int)c->cfg->policy.min_shared_cpus));
+	add(o, "allocation", allocation_obj(&c->cfg->policy));
 	return o;
 }
 
@@ -58,8 +81,9 @@ static json_object *error_obj(const struct container *ct, bool full)
 	return o;
 }
 
-static json_object *container_obj(const struct container *ct)
+static json_object *container_obj(const struct controller *c, const struct container *ct)
 {
+	const struct policy_entry *e = policy_lookup(c->policy, ct->info.container_id);
 	json_object *o = json_object_new_object();
 
 	add(o, "container_id", json_object_new_string(ct->info.container_id));
@@ -70,6 +94,8 @@ static json_object *container_obj(const struct container *ct)
 	add(o, "sandbox", json_object_new_boolean(ct->meta.sandbox));
 	add(o, "qos", json_object_new_string(cgfs_qos_name(ct->info.qos)));
 	add(o, "kind", json_object_new_string(policy_kind_name(ct->d.kind)));
+	/* Effective Koordinator class ("" = none given and not exclusive). */
+	add(o, "qos_class", json_object_new_string(e ? policy_qos_name(e->qos) : ""));
 	add(o, "cpus", cpumask_json(&ct->d.cpus));
 	add(o, "mems", cpumask_json(&ct->d.mems));
 	add(o, "cgroup", json_object_new_string(ct->path));
@@ -123,12 +149,14 @@ static json_object *build(const struct controller *c)
 	add(o, "topology", topo_json(c->topo, false));
 	policy_shared_pool(c->policy, &m);
 	add(o, "shared_pool", cpumask_json(&m));
+	policy_be_pool(c->policy, &m);
+	add(o, "be_pool", cpumask_json(&m));
 	policy_reserved(c->policy, &m);
 	add(o, "reserved", cpumask_json(&m));
 	while (strmap_next(c->by_path, &it, &k, &v)) {
 		const struct container *ct = v;
 
-		json_object_array_add(list, container_obj(ct));
+		json_object_array_add(list, container_obj(c, ct));
 		if (ct->d.err)
 			json_object_array_add(errors, error_obj(ct, true));
 	}

@@ -175,6 +175,8 @@ cg_path() {
 
 # container_start POD NAME QOS TYPE CPU_MILLI [ANNOTATION] [CPUS_IN_SPEC]
 #   TYPE: sandbox|container; CPU_MILLI: limit in millicores, 0 = none.
+#   IT_ANNOTATIONS: a JSON object of more pod annotations (as containerd's
+#   pod_annotations passes them), e.g. '{"koordinator.sh/qosClass":"BE"}'.
 # Writes a containerd-shaped config.json and runs it with runc.
 container_start() {
 	local pod=$1 name=$2 qos=$3 type=$4 milli=$5 annot=${6:-} spec_cpus=${7:-}
@@ -189,7 +191,8 @@ container_start() {
 	jq -n --arg id "$id" --arg sid "$sid" --arg pod "$pod" --arg name "$name" \
 		--arg uid "$uid" --arg type "$type" --arg annot "$annot" \
 		--arg cg "$cg" --arg rootfs "$IT_WORK/rootfs" \
-		--arg term "$term" --argjson quota "$quota" --arg cpus "$spec_cpus" '
+		--arg term "$term" --argjson quota "$quota" --arg cpus "$spec_cpus" \
+		--argjson extra "${IT_ANNOTATIONS:-"{}"}" '
 	{
 	  ociVersion: "1.0.2",
 	  process: { terminal: false, user: {uid: 0, gid: 0}, cwd: "/",
@@ -209,7 +212,7 @@ container_start() {
 	    "io.kubernetes.cri.sandbox-namespace": "demo",
 	    "io.kubernetes.cri.sandbox-uid": $uid
 	  } + (if $type == "container" then {"io.kubernetes.cri.container-name": $name} else {} end)
-	    + (if $annot != "" then {"weka.io/cores-ids": $annot} else {} end)),
+	    + (if $annot != "" then {"weka.io/cores-ids": $annot} else {} end) + $extra),
 	  linux: {
 	    cgroupsPath: $cg,
 	    resources: ({ cpu: ({ shares: 2,

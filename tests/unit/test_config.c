@@ -110,6 +110,17 @@ static void assert_defaults(const struct cpusetd_config *c)
 	assert_int_equal(c->policy.on_error, POLICY_ON_ERROR_REJECT);
 	assert_int_equal(c->log_level, LOG_INFO);
 	assert_false(c->dry_run);
+	assert_string_equal(c->kubelet_state_file, "/var/lib/kubelet/cpu_manager_state");
+	assert_int_equal(c->policy.alloc.bind, KOORD_BIND_FULL_PCPUS);
+	assert_int_equal(c->policy.alloc.exclusive, KOORD_EXCL_NONE);
+	assert_int_equal(c->policy.alloc.numa, KOORD_NUMA_MOST_ALLOCATED);
+	assert_int_equal(c->policy.alloc.align, POLICY_ALIGN_NONE);
+	assert_false(c->policy.alloc.pod_scope);
+	assert_false(c->policy.alloc.kubelet_compat);
+	assert_false(c->policy.besteffort_be_pool);
+	assert_int_equal(c->policy.integer_qos, POLICY_QOS_LSE);
+	assert_true(cpumask_empty(&c->policy.reserved_cpus));
+	assert_false(c->policy.prefer_isolated);
 }
 
 static void test_defaults(void **state)
@@ -473,7 +484,7 @@ static void test_shipped_config(void **state)
 {
 	const char *args[] = { "--config", "systemd/cpusetd.conf", NULL };
 	const char *args2[] = { "--config", ini, NULL };
-	char text[16384], line[512];
+	char text[32768], line[512];
 	struct cpusetd_config c;
 	FILE *f;
 
@@ -495,6 +506,75 @@ static void test_shipped_config(void **state)
 	assert_defaults(&c);
 }
 
+/* The allocation-policy keys: every value each takes, from the file and
+ * the command line, and one clear line for a bad one. */
+static void test_policy_keys(void **state)
+{
+	const char *args[] = { "--config", ini, "--numa-topology-alignment-policy",
+			       "single-numa-node", NULL };
+	static const struct {
+		const char *line, *err;
+	} bad[] = {
+		{ "cpu_bind_policy = fullpcpus", "expected FullPCPUs|SpreadByPCPUs|FullPCPUsOnly" },
+		{ "cpu_exclusive_policy = Core", "expected None|PCPULevel|NUMANodeLevel" },
+		{ "numa_allocate_strategy = Random", "expected MostAllocated" },
+		{ "numa_topology_alignment_policy = strict", "expected None|BestEffort" },
+		{ "topology_manager_scope = node", "expected container|pod" },
+		{ "kubelet_compat = maybe", "expected true|false" },
+		{ "kubelet_cpu_manager_policy_options = full-pcpus-only", "NAME=true|false" },
+		{ "kubelet_cpu_manager_policy_options = full-pcpus-only=yes", "expected true or false" },
+		{ "kubelet_cpu_manager_policy_options = strict-cpu-reservation=true", "known NAME" },
+		{ "besteffort_pool = BE", "expected shared|be" },
+		{ "integer_qos = LS", "expected LSE|LSR" },
+		{ "reserved_cpus = 0-", "expected a cpulist" },
+		{ "kubelet_state_file = relative/path", "absolute path" },
+	};
+	const char *plain[] = { "--config", ini, NULL };
+	struct cpusetd_config c;
+	char text[256];
+
+	(void)state;
+	write_ini("cpu_bind_policy = SpreadByPCPUs\n"
+		  "cpu-exclusive-policy = NUMANodeLevel\n"
+		  "numa_allocate_strategy = DistributeEvenly\n"
+		  "numa_topology_alignment_policy = Restricted\n"
+		  "topology_manager_scope = pod\n"
+		  "kubelet_compat = true\n"
+		  "kubelet_cpu_manager_policy_options = full-pcpus-only=true,"
+		  "distribute-cpus-across-numa=true,align-by-socket=false\n"
+		  "besteffort_pool = be\n"
+		  "integer_qos = LSR\n"
+		  "reserved_cpus = 0,2\n"
+		  "prefer_isolated_cpus = yes\n"
+		  "kubelet_state_file =\n");
+	assert_int_equal(load(&c, args), 0);
+	assert_int_equal(c.policy.alloc.bind, KOORD_BIND_SPREAD_BY_PCPUS);
+	assert_int_equal(c.policy.alloc.exclusive, KOORD_EXCL_NUMA);
+	assert_int_equal(c.policy.alloc.numa, KOORD_NUMA_DISTRIBUTE_EVENLY);
+	assert_int_equal(c.policy.alloc.align, POLICY_ALIGN_SINGLE_NUMA_NODE);	/* CLI wins */
+	assert_true(c.policy.alloc.pod_scope);
+	assert_true(c.policy.alloc.kubelet_compat);
+	assert_true(c.policy.alloc.kubelet.full_pcpus_only);
+	assert_true(c.policy.alloc.kubelet.distribute_across_numa);
+	assert_false(c.policy.alloc.kubelet.align_by_socket);
+	assert_false(c.policy.alloc.kubelet.distribute_across_cores);
+	assert_true(c.policy.besteffort_be_pool);
+	assert_int_equal(c.policy.integer_qos, POLICY_QOS_LSR);
+	assert_true(cpumask_test(&c.policy.reserved_cpus, 0));
+	assert_true(cpumask_test(&c.policy.reserved_cpus, 2));
+	assert_int_equal(cpumask_weight(&c.policy.reserved_cpus), 2);
+	assert_true(c.policy.prefer_isolated);
+	assert_string_equal(c.kubelet_state_file, "");
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		snprintf(text, sizeof(text), "%s\n", bad[i].line);
+		write_ini(text);
+		assert_int_equal(load(&c, plain), -EINVAL);
+		if (!strstr(err, bad[i].err) || !strstr(err, ":1: "))
+			fail_msg("%s: error \"%s\" lacks \"%s\"", bad[i].line, err, bad[i].err);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -512,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_help_version),
 		cmocka_unit_test(test_repeat_calls),
 		cmocka_unit_test(test_shipped_config),
+		cmocka_unit_test(test_policy_keys),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

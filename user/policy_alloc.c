@@ -1,0 +1,159 @@
+/*
+ * Picking an integer container's exclusive CPUs (policy_alloc.h): the NUMA
+ * alignment first, then Koordinator's accumulator or kubelet's static
+ * policy inside the chosen mask.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "policy_alloc.h"
+
+static const struct {
+	const char *names[2];
+	enum policy_align v;
+} align_names[] = {
+	{ { "None", "none" }, POLICY_ALIGN_NONE },
+	{ { "BestEffort", "best-effort" }, POLICY_ALIGN_BEST_EFFORT },
+	{ { "Restricted", "restricted" }, POLICY_ALIGN_RESTRICTED },
+	{ { "SingleNUMANode", "single-numa-node" }, POLICY_ALIGN_SINGLE_NUMA_NODE },
+};
+
+int policy_align_parse(const char *s, enum policy_align *ret)
+{
+	for (size_t i = 0; i < sizeof(align_names) / sizeof(align_names[0]); i++)
+		if (!strcmp(s, align_names[i].names[0]) || !strcmp(s, align_names[i].names[1])) {
+			*ret = align_names[i].v;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* kubelet's option names (policy_options.go), each a boolean. */
+static bool *kubelet_option(struct policy_kubelet_options *o, const char *name, size_t len)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} opts[] = {
+		{ "full-pcpus-only", offsetof(struct policy_kubelet_options, full_pcpus_only) },
+		{ "distribute-cpus-across-numa",
+		  offsetof(struct policy_kubelet_options, distribute_across_numa) },
+		{ "distribute-cpus-across-cores",
+		  offsetof(struct policy_kubelet_options, distribute_across_cores) },
+		{ "align-by-socket", offsetof(struct policy_kubelet_options, align_by_socket) },
+		{ "prefer-align-cpus-by-uncorecache",
+		  offsetof(struct policy_kubelet_options, prefer_align_by_uncore) },
+	};
+
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (strlen(opts[i].name) == len && !strncmp(name, opts[i].name, len))
+			return (bool *)((char *)o + opts[i].off);
+	return NULL;
+}
+
+int policy_kubelet_options_parse(const char *s, struct policy_kubelet_options *ret,
+				 char *reason, size_t len)
+{
+	struct policy_kubelet_options o = { 0 };
+	const char *p = s;
+
+	while (*p) {
+		size_t n = strcspn(p, ","), k = strcspn(p, "=,");
+		bool *opt = kubelet_option(&o, p, k);
+		const char *v = p + k + 1;
+		size_t vlen = n > k ? n - k - 1 : 0;
+
+		if (!opt || n == k) {
+			snprintf(reason, len, "'%.*s' is not NAME=true|false with a known NAME",
+				 (int)n, p);
+			return -EINVAL;
+		}
+		if (vlen == 4 && !strncmp(v, "true", 4)) {
+			*opt = true;
+		} else if (!(vlen == 5 && !strncmp(v, "false", 5))) {
+			snprintf(reason, len, "%.*s: expected true or false", (int)k, p);
+			return -EINVAL;
+		}
+		p += n + (p[n] == ',');
+	}
+	*ret = o;
+	return 0;
+}
+
+int policy_alloc_check_spec(const struct pod_policy_ann *a, char *reason, size_t len)
+{
+	enum koord_bind_policy b;
+	enum koord_excl_policy e;
+
+	/* FullPCPUsOnly is a node policy: a pod cannot ask for it. */
+	if (a->bind_policy[0] && (koord_bind_policy_parse(a->bind_policy, &b) < 0 ||
+				  b == KOORD_BIND_FULL_PCPUS_ONLY)) {
+		snprintf(reason, len, "%s preferredCPUBindPolicy \"%s\" is not FullPCPUs or "
+			 "SpreadByPCPUs", META_RESOURCE_SPEC_ANNOTATION, a->bind_policy);
+		return -EINVAL;
+	}
+	if (a->exclusive_policy[0] && koord_excl_policy_parse(a->exclusive_policy, &e) < 0) {
+		snprintf(reason, len, "%s preferredCPUExclusivePolicy \"%s\" is not None, "
+			 "PCPULevel or NUMANodeLevel", META_RESOURCE_SPEC_ANNOTATION,
+			 a->exclusive_policy);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The pod's preferences over the node's defaults; a node-level
+ * FullPCPUsOnly cannot be relaxed by a pod. */
+static void koord_request_of(const struct policy_alloc_config *c,
+			     const struct policy_alloc_req *req, struct koord_request *ret)
+{
+	const struct pod_policy_ann *a = req->pod;
+
+	*ret = (struct koord_request){ .n = req->n, .bind = c->bind, .excl = c->exclusive,
+				       .numa = c->numa, .max_ref_count = 1 };
+	if (a && a->bind_policy[0] && c->bind != KOORD_BIND_FULL_PCPUS_ONLY)
+		koord_bind_policy_parse(a->bind_policy, &ret->bind);
+	if (a && a->exclusive_policy[0])
+		koord_excl_policy_parse(a->exclusive_policy, &ret->excl);
+}
+
+static int choose_koord(const struct alloc_topo *t, const struct policy_alloc_config *c,
+			const struct policy_alloc_req *req, const struct cpumask *avail,
+			struct policy_alloc_result *ret, char *reason, size_t len)
+{
+	struct koord_request kr;
+	int r;
+
+	koord_request_of(c, req, &kr);
+	r = koord_alloc(t, avail, req->usage, &kr, &ret->cpus, reason, len);
+	if (r == -EINVAL && kr.bind == KOORD_BIND_FULL_PCPUS_ONLY)
+		return -EDOM;	/* not whole cores */
+	if (r < 0)
+		return r == -EINVAL ? -ENOSPC : r;
+	ret->exclusive_policy = kr.excl;
+	return 0;
+}
+
+int policy_alloc_choose(const struct alloc_topo *t, const struct policy_alloc_config *c,
+			const struct policy_alloc_req *req, struct policy_alloc_result *ret,
+			char *reason, size_t len)
+{
+	struct policy_alloc_result res = { 0 };
+	unsigned have = cpumask_weight(&req->free);
+	int r;
+
+	if (have < req->n) {
+		char buf[CPULIST_MAX];
+
+		if (cpulist_format(&req->free, buf, sizeof(buf)) < 0)
+			buf[0] = '\0';
+		snprintf(reason, len, "needs %u exclusive CPUs, only %u free (%.128s)", req->n,
+			 have, buf);
+		return -ENOSPC;
+	}
+	r = choose_koord(t, c, req, &req->free, &res, reason, len);
+	if (r < 0)
+		return r;
+	alloc_topo_nodes_of(t, &res.cpus, &res.nodes);
+	*ret = res;
+	return 0;
+}

@@ -1,0 +1,88 @@
+/*
+ * The policy's book-keeping, shared by policy*.c (not for other modules).
+ */
+#ifndef CPUSETD_POLICY_INTERNAL_H
+#define CPUSETD_POLICY_INTERNAL_H
+
+#include "alloc_topo.h"
+#include "policy.h"
+#include "strmap.h"
+
+struct policy {
+	const struct topology *topo;
+	struct alloc_topo *at;			/* allocation view of topo->online */
+	struct policy_config cfg;
+	struct strmap *by_cid;			/* byCID: id -> entry */
+	struct strmap *pods;			/* pod scope: pod UID -> struct pod_affinity */
+	uint16_t annot_ref[CPUSETD_MAX_CPUS];	/* annotRef */
+	struct policy_entry *int_owner[CPUSETD_MAX_CPUS];	/* intOwner */
+	struct cpumask annotated;		/* annot_ref > 0 */
+	struct cpumask exclusive;		/* int_owner != NULL (LSE and LSR) */
+	struct cpumask lsr;			/* exclusive CPUs BE may use */
+	struct koord_cpu_usage usage[CPUSETD_MAX_CPUS];	/* scratch for policy_place */
+};
+
+/* What a container is, before any CPU is chosen. */
+enum klass { K_ANNOTATED, K_SCHEDULED, K_INTEGER, K_SHARED, K_BE };
+
+struct klass_info {
+	enum klass k;
+	unsigned n;			/* K_INTEGER: CPUs wanted */
+	enum policy_qos qos;		/* effective QoS class */
+	bool prefer_isolated;
+};
+
+/*
+ * Classifies req (policy_classify.c). Returns 0 and *ret, or an admission
+ * error (negative errno) with d->err and d->reason set for a malformed
+ * or contradictory pod annotation.
+ */
+int policy_classify(const struct policy *p, const struct policy_request *req,
+		    struct klass_info *ret, struct policy_decision *d);
+
+/* Places a classified container: d->kind, d->cpus, d->mems
+ * (policy_place.c). Returns 0 or an admission error as policy_admit. */
+int policy_place(struct policy *p, const struct policy_request *req,
+		 const struct klass_info *ki, struct policy_decision *d);
+
+/* Records an admission error on d; returns its negative errno. */
+int policy_fail(struct policy_decision *d, enum policy_error err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Refuses (policy_fail) when taking cpus would leave the shared pool below
+ * min_shared_cpus. Returns 0 or the error. */
+int policy_check_pool(const struct policy *p, const struct cpumask *cpus,
+		      struct policy_decision *d);
+
+/* cpulist of m into buf, or "(N CPUs)" when it does not fit. */
+void policy_fmt_mask(const struct cpumask *m, char *buf, size_t len);
+
+/* Admits req as ki, or keeps `keep` for an integer container (recovery). */
+int policy_admit_as(struct policy *p, const struct policy_request *req,
+		    const struct klass_info *ki, const struct cpumask *keep,
+		    struct policy_decision *d);
+
+/*
+ * The CPUs an integer container found running may keep (policy_recover.c):
+ * req->kubelet_cpus (kubelet checkpoint) when valid, else current when
+ * valid, else NULL. Valid = exactly ki->n online CPUs, none annotated,
+ * exclusive or in reserved_cpus, isolated only if it opted in, and the
+ * shared pool keeps its minimum.
+ */
+const struct cpumask *policy_keepable(const struct policy *p, const struct klass_info *ki,
+				      const struct policy_request *req,
+				      const struct cpumask *current);
+
+/* Pod scope (policy_pods.c). Fills ar->has_affinity/affinity or pod_n. */
+void policy_pod_affinity(const struct policy *p, const struct policy_request *req,
+			 struct policy_alloc_req *ar);
+/* Remembers the NUMA mask the pod of req was aligned to (first container). */
+void policy_pod_affinity_note(struct policy *p, const struct policy_request *req,
+			      const struct cpumask *nodes);
+/* Counts e in its pod's affinity (creating it from e->mems when missing).
+ * Returns true when counted; false outside pod scope or for non-integer. */
+bool policy_pod_affinity_hold(struct policy *p, const struct policy_entry *e);
+/* Uncounts one container of pod_uid; forgets the mask at zero. */
+void policy_pod_affinity_drop(struct policy *p, const char *pod_uid);
+
+#endif

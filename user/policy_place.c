@@ -1,0 +1,184 @@
+/*
+ * Placing a classified container: which CPUs, which memory nodes.
+ * Exclusive CPUs come out of online − annotated − exclusive −
+ * reserved_cpus, and out of the isolated CPUs only for containers that
+ * opt in (CRI-RM's isolated pool, seeds/003); how they are picked inside
+ * that set is policy_alloc.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "policy_internal.h"
+
+/* --- annotated (seeds/002 §3.3) --- */
+
+static int place_annotated(const struct policy *p, const char *text, struct policy_decision *d)
+{
+	struct cpumask cpus, bad;
+	char buf[CPULIST_MAX];
+	int r, id;
+
+	r = cpulist_parse(text, &cpus);
+	if (r < 0 || cpumask_empty(&cpus))
+		return policy_fail(d, POLICY_ERR_INVALID_ANNOTATION,
+				   "weka.io/cores-ids \"%.64s\" is not a non-empty cpulist (%s)",
+				   text, r < 0 ? strerror(-r) : "empty");
+	cpumask_andnot(&bad, &cpus, &p->topo->online);
+	if (!cpumask_empty(&bad)) {
+		policy_fmt_mask(&bad, buf, sizeof(buf));
+		return policy_fail(d, POLICY_ERR_CPU_OFFLINE,
+				   "weka.io/cores-ids CPUs %.128s are not online", buf);
+	}
+	if (topo_nodes_of(p->topo, &cpus, &d->mems) < 0)
+		return policy_fail(d, POLICY_ERR_NUMA_UNRESOLVED,
+				   "weka.io/cores-ids: no NUMA node known for some of its CPUs");
+	cpumask_and(&bad, &cpus, &p->exclusive);
+	id = cpumask_next(&bad, 0);
+	if (id >= 0)
+		return policy_fail(d, POLICY_ERR_CPU_EXCLUSIVE,
+				   "weka.io/cores-ids CPU %d is exclusively owned by %.200s", id,
+				   p->int_owner[id]->name);
+	r = policy_check_pool(p, &cpus, d);
+	if (r < 0)
+		return r;
+	d->kind = CPUSETD_KIND_ANNOTATED;
+	d->cpus = cpus;
+	return 0;
+}
+
+/* --- scheduled: Koordinator's resource-status cpuset, verbatim --- */
+
+static int place_scheduled(const struct policy *p, const char *text, struct policy_decision *d)
+{
+	struct cpumask cpus, bad;
+	char buf[CPULIST_MAX];
+	int r, id;
+
+	if (cpulist_parse(text, &cpus) < 0 || cpumask_empty(&cpus))
+		return policy_fail(d, POLICY_ERR_INVALID_ANNOTATION,
+				   "%s cpuset \"%.64s\" is not a non-empty cpulist",
+				   META_RESOURCE_STATUS_ANNOTATION, text);
+	cpumask_andnot(&bad, &cpus, &p->topo->online);
+	if (!cpumask_empty(&bad)) {
+		policy_fmt_mask(&bad, buf, sizeof(buf));
+		return policy_fail(d, POLICY_ERR_CPU_OFFLINE,
+				   "%s CPUs %.128s are not online", META_RESOURCE_STATUS_ANNOTATION,
+				   buf);
+	}
+	cpumask_and(&bad, &cpus, &p->exclusive);
+	if ((id = cpumask_next(&bad, 0)) >= 0)
+		return policy_fail(d, POLICY_ERR_CPU_EXCLUSIVE,
+				   "%s CPU %d is exclusively owned by %.200s",
+				   META_RESOURCE_STATUS_ANNOTATION, id, p->int_owner[id]->name);
+	cpumask_and(&bad, &cpus, &p->annotated);
+	if ((id = cpumask_next(&bad, 0)) >= 0)
+		return policy_fail(d, POLICY_ERR_CPU_EXCLUSIVE,
+				   "%s CPU %d is pinned by a weka.io/cores-ids pod",
+				   META_RESOURCE_STATUS_ANNOTATION, id);
+	if (topo_nodes_of(p->topo, &cpus, &d->mems) < 0)
+		return policy_fail(d, POLICY_ERR_NUMA_UNRESOLVED,
+				   "no NUMA node known for some of its CPUs");
+	r = policy_check_pool(p, &cpus, d);
+	if (r < 0)
+		return r;
+	d->kind = CPUSETD_KIND_INTEGER;
+	d->cpus = cpus;
+	return 0;
+}
+
+/* --- integer --- */
+
+/* Where an integer container may take CPUs from: the isolated ones when it
+ * opted in and enough are free (never a mix: an isolated workload wants
+ * no housekeeping CPU), else the rest. */
+static void free_for(const struct policy *p, const struct klass_info *ki, struct cpumask *ret)
+{
+	struct cpumask free_cpus, iso;
+
+	cpumask_andnot(&free_cpus, &p->topo->online, &p->annotated);
+	cpumask_andnot(&free_cpus, &free_cpus, &p->exclusive);
+	cpumask_andnot(&free_cpus, &free_cpus, &p->cfg.reserved_cpus);
+	cpumask_and(&iso, &free_cpus, &p->topo->isolated);
+	if (ki->prefer_isolated && cpumask_weight(&iso) >= ki->n) {
+		*ret = iso;
+		return;
+	}
+	cpumask_andnot(ret, &free_cpus, &p->topo->isolated);
+}
+
+/* What the accumulator must know of the exclusive CPUs already held. */
+static void exclusive_usage(const struct policy *p, struct koord_cpu_usage *usage)
+{
+	int id;
+
+	cpumask_for_each(id, &p->exclusive)
+		usage[id] = (struct koord_cpu_usage){ .refs = 1,
+						      .excl = p->int_owner[id]->exclusive_policy };
+}
+
+static int alloc_error(int r)
+{
+	switch (r) {
+	case -EDOM: return POLICY_ERR_SMT_ALIGNMENT;
+	case -EXDEV: return POLICY_ERR_TOPOLOGY_AFFINITY;
+	default: return POLICY_ERR_INSUFFICIENT_CPUS;
+	}
+}
+
+static int place_integer(struct policy *p, const struct policy_request *req,
+			 const struct klass_info *ki, struct policy_decision *d)
+{
+	struct policy_alloc_req ar = { .n = ki->n, .pod = req->pod, .usage = p->usage };
+	struct policy_alloc_result res;
+	char why[256];
+	int r;
+
+	free_for(p, ki, &ar.free);
+	memset(p->usage, 0, sizeof(p->usage));
+	exclusive_usage(p, p->usage);
+	policy_pod_affinity(p, req, &ar);
+	r = policy_alloc_choose(p->at, &p->cfg.alloc, &ar, &res, why, sizeof(why));
+	if (r < 0)
+		return policy_fail(d, alloc_error(r), "%s", why);
+	r = policy_check_pool(p, &res.cpus, d);
+	if (r < 0)
+		return r;
+	if (topo_nodes_of(p->topo, &res.cpus, &d->mems) < 0)
+		return policy_fail(d, POLICY_ERR_NUMA_UNRESOLVED,
+				   "no NUMA node known for some of the chosen CPUs");
+	d->kind = CPUSETD_KIND_INTEGER;
+	d->cpus = res.cpus;
+	d->exclusive_policy = res.exclusive_policy;
+	policy_pod_affinity_note(p, req, &res.nodes);
+	return 0;
+}
+
+/* --- pools --- */
+
+static int place_pool(const struct policy *p, enum cpusetd_kind kind, struct policy_decision *d)
+{
+	d->kind = kind;
+	policy_pool_of(p, kind, &d->cpus);
+	cpumask_zero(&d->mems);
+	if (cpumask_empty(&d->cpus))
+		return policy_fail(d, POLICY_ERR_SHARED_POOL_EMPTY, "the %s pool is empty",
+				   kind == CPUSETD_KIND_BE ? "BE" : "shared");
+	return 0;
+}
+
+int policy_place(struct policy *p, const struct policy_request *req,
+		 const struct klass_info *ki, struct policy_decision *d)
+{
+	switch (ki->k) {
+	case K_ANNOTATED:
+		return place_annotated(p, req->cores_ids, d);
+	case K_SCHEDULED:
+		return place_scheduled(p, req->pod->status_cpuset, d);
+	case K_INTEGER:
+		return place_integer(p, req, ki, d);
+	case K_BE:
+		return place_pool(p, CPUSETD_KIND_BE, d);
+	default:
+		return place_pool(p, CPUSETD_KIND_SHARED, d);
+	}
+}
