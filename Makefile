@@ -3,7 +3,7 @@
 #   make check      every test (unit + integration); run as root
 #   make demo       the main job on real runc containers; run as root
 #                   (check, demo and bench first install missing packages)
-#   make bench      the resize benchmark (tools/bench-resize)
+#   make bench      the resize and allocation benchmarks (tools/bench-*)
 #   make install    binaries, unit and default config under $(DESTDIR)$(PREFIX)
 #   make deps       install the Debian packages all of this needs
 #   make help       this text
@@ -41,6 +41,7 @@ LIB_SRCS := user/cpumask.c user/strmap.c user/log.c user/topology.c user/topolog
 	    cgroupfs/cgfs_path.c \
 	    user/koord_alloc.c user/koord_alloc_acc.c
 LIB_SRCS += user/numa_align.c
+LIB_SRCS += user/kube_alloc.c user/kube_alloc_numa.c user/kube_alloc_static.c
 DAEMON_SRCS := user/main.c user/controller.c user/status.c user/bpf_events.c
 CTL_SRCS := tools/cpusetctl.c tools/ctl_topology.c tools/ctl_allocate.c \
 	    tools/ctl_case_kube.c tools/ctl_case_koord.c
@@ -52,7 +53,7 @@ CTL_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(CTL_SRCS))
 TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
 .PHONY: all check unit integration demo bench install clean help deps
-all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(TESTS)
+all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(TESTS)
 
 $(OUT)/vmlinux.h:
 	$(call msg,GEN,$@)
@@ -94,6 +95,10 @@ $(OUT)/bench-resize: $(OUT)/obj/tools/bench-resize.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
 
+$(OUT)/bench-alloc: $(OUT)/obj/tools/bench-alloc.o $(OUT)/libcpusetd.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
+
 $(OUT)/tests/%: $(OUT)/obj/tests/unit/%.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
@@ -120,6 +125,7 @@ demo: deps
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(OUT)/bench-alloc
 	$(Q)tools/bench-resize.sh $(OUT)
 
 install: $(OUT)/cpusetd $(OUT)/cpusetctl

@@ -19,7 +19,8 @@ static const char *opt_str(json_object *o, const char *key)
 {
 	json_object *v;
 
-	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+	if (!o || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
 		return NULL;
 	return json_object_get_string(v);
 }
@@ -28,7 +29,8 @@ static int opt_int(json_object *o, const char *key, int def, int *ret)
 {
 	json_object *v;
 
-	if (!o || !json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null)) {
+	if (!o || !json_object_object_get_ex(o, key, &v) ||
+	    json_object_is_type(v, json_type_null)) {
 		*ret = def;
 		return 0;
 	}

@@ -36,7 +36,7 @@ static int set_numa(struct policy_config *c, const char *v, char *err, size_t le
 
 static int set_align(struct policy_config *c, const char *v, char *err, size_t len)
 {
-	if (policy_align_parse(v, &c->alloc.align) == 0)
+	if (numa_policy_parse(v, &c->alloc.align) == 0)
 		return 0;
 	snprintf(err, len, "expected None|BestEffort|Restricted|SingleNUMANode "
 		 "(or none|best-effort|restricted|single-numa-node), got '%s'", v);
@@ -137,6 +137,6 @@ void config_policy_defaults(struct policy_config *c)
 		.bind = KOORD_BIND_FULL_PCPUS,
 		.exclusive = KOORD_EXCL_NONE,
 		.numa = KOORD_NUMA_MOST_ALLOCATED,
-		.align = POLICY_ALIGN_NONE,
+		.align = NUMA_POLICY_NONE,
 	};
 }

@@ -165,7 +165,8 @@ static int check_request(const struct alloc_topo *t, const struct koord_request 
 	if ((unsigned)req->bind >= KOORD__BIND_COUNT)
 		return fail(reason, len, -EINVAL, "unknown CPU bind policy %d", (int)req->bind);
 	if ((unsigned)req->excl >= KOORD__EXCL_COUNT)
-		return fail(reason, len, -EINVAL, "unknown CPU exclusive policy %d", (int)req->excl);
+		return fail(reason, len, -EINVAL, "unknown CPU exclusive policy %d",
+			    (int)req->excl);
 	if ((unsigned)req->numa >= KOORD__NUMA_COUNT)
 		return fail(reason, len, -EINVAL, "unknown NUMA allocate strategy %d",
 			    (int)req->numa);
@@ -345,7 +346,7 @@ int koord_alloc(const struct alloc_topo *t, const struct cpumask *available,
 		return r;
 	if (only && req->n % t->cpus_per_core)
 		return fail(reason, len, -EINVAL,
-			    "FullPCPUsOnly: %u CPUs is not a multiple of the %u CPUs of a physical core",
+			    "FullPCPUsOnly: %u CPUs is not a multiple of the %u CPUs of a core",
 			    req->n, t->cpus_per_core);
 	koord_usage_available(t, usage, req->max_ref_count, &usable);
 	cpumask_and(&usable, &usable, available);

@@ -124,10 +124,13 @@ void koord_usage_available(const struct alloc_topo *t, const struct koord_cpu_us
 			   unsigned max_ref_count, struct cpumask *ret);
 
 /*
- * Policy names as Koordinator spells them (node labels, pod
- * resource-spec, cpusetd config). The parsers match exactly and return
- * 0 with *ret set, or -EINVAL for any other name (*ret untouched). The
- * name functions return "unknown" for a value out of range.
+ * Policy names as Koordinator spells them (seeds/004 "Resource spec",
+ * "CPU bind policy", "NUMA allocate strategy"; apis/extension constants):
+ * node labels, pod resource-spec and cpusetd config use them. The
+ * parsers match exactly (case-sensitive, no blanks) and return 0 with
+ * *ret set, or -EINVAL for any other name or NULL (*ret untouched). The
+ * name functions return a static string, "unknown" for a value out of
+ * range.
  */
 int koord_bind_policy_parse(const char *name, enum koord_bind_policy *ret);
 int koord_excl_policy_parse(const char *name, enum koord_excl_policy *ret);

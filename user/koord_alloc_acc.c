@@ -227,7 +227,8 @@ static void sort_keys(kkey *keys, unsigned n)
 		return;
 	for (unsigned w = 1; w < n; w *= 2) {
 		for (unsigned lo = 0; lo < n; lo += 2 * w) {
-			unsigned mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			unsigned mid = lo + w < n ? lo + w : n;
+			unsigned hi = lo + 2 * w < n ? lo + 2 * w : n;
 			unsigned a = lo, b = mid, k = lo;
 
 			while (a < mid && b < hi) {
@@ -404,6 +405,18 @@ static void cpus_in(const struct acc *c, bool by_node, const struct pass *p, str
 	order_slices(g, keys);
 }
 
+/* A core's CPUs (ascending) by reference count, then id; a core is small. */
+static void sort_siblings(const struct acc *c, uint16_t *cpus, unsigned n)
+{
+	for (unsigned j = 1; j < n; j++)
+		for (unsigned k = j; k > 0 && refs_of(c, cpus[k - 1]) > refs_of(c, cpus[k]); k--) {
+			uint16_t x = cpus[k];
+
+			cpus[k] = cpus[k - 1];
+			cpus[k - 1] = x;
+		}
+}
+
 /*
  * freeCPUs: every free CPU minus the pass's exclusions, core by core.
  * Cores on the socket the result already uses most come first, then by
@@ -451,15 +464,7 @@ static unsigned cpus_flat(const struct acc *c, const struct pass *p, uint16_t *o
 		unsigned start = n;
 
 		n += lists_emit(&l, item_of(keys[i]), out + n);
-		/* siblings by reference count, then id: insertion sort, a core is small */
-		for (unsigned j = start + 1; j < n; j++)
-			for (unsigned k = j; k > start && refs_of(c, out[k - 1]) > refs_of(c, out[k]);
-			     k--) {
-				uint16_t x = out[k];
-
-				out[k] = out[k - 1];
-				out[k - 1] = x;
-			}
+		sort_siblings(c, out + start, n - start);
 	}
 	return n;
 }

@@ -34,10 +34,11 @@
  * per permutation its interval of sizes, and for one size T the fittest
  * Y of T nodes. For the lowest mask value that is a greedy from the
  * highest node down, leaving a node out whenever the lower nodes can still
- * fit: O(N^2). For prefer-closest it is a search over C(|X|, T) masks
- * (minimum mean distance under a capacity constraint has no greedy
- * answer), refused with -E2BIG beyond NUMA_CLOSEST_MAX_SUBSETS; never
- * reached up to 19 nodes.
+ * fit: O(N^2). For prefer-closest it is a depth-first search over the
+ * C(|X|, T) masks, pruned by capacity and by the distance sum so far
+ * (minimum mean distance under a capacity bound has no greedy answer),
+ * refused with -E2BIG when C(|X|, T) > NUMA_CLOSEST_MAX_SUBSETS: never
+ * below 20 nodes.
  *
  * Masks are handled as 64-bit masks of dense node indexes: index order is
  * kernel id order, so the lowest mask by index is the lowest by id.
@@ -392,14 +393,49 @@ static uint64_t binom_capped(unsigned n, unsigned k, uint64_t limit)
 	return r;
 }
 
-/* Like lowest_fit, closest first (prefer-closest-numa-nodes): looks at
- * every candidate mask; -E2BIG past NUMA_CLOSEST_MAX_SUBSETS. */
+/* Depth-first search for closest_fit: picks `k` more of pos[from..nl) in
+ * ascending order, the distance sum growing as nodes join. */
+struct near_search {
+	const struct merger *m;
+	unsigned pos[ALLOC_MAX_NODES], nl;
+	uint64_t max_from[ALLOC_MAX_NODES + 1];	/* largest avail in pos[i..nl) */
+	uint64_t best, best_d;
+};
+
+static void near_dfs(struct near_search *s, unsigned from, unsigned k, uint64_t y,
+		     uint64_t have, uint64_t d)
+{
+	const struct merger *m = s->m;
+
+	/* distances only add up, and capacity is bounded by the largest left */
+	if (d > s->best_d || have + k * s->max_from[from] < m->cap->request)
+		return;
+	if (!k) {
+		if (d < s->best_d || (d == s->best_d && y < s->best)) {
+			s->best = y;
+			s->best_d = d;
+		}
+		return;
+	}
+	for (unsigned i = from; i + k <= s->nl; i++) {
+		unsigned j = s->pos[i];
+		uint64_t add = m->dist[j][j];
+
+		for (uint64_t a = y; a; a &= a - 1)
+			add += m->dist[__builtin_ctzll(a)][j] + m->dist[j][__builtin_ctzll(a)];
+		near_dfs(s, i + 1, k - 1, y | bit(j), have + m->cap->avail[j], d + add);
+	}
+}
+
+/* Like lowest_fit, closest first (prefer-closest-numa-nodes). No greedy
+ * answers "least mean distance under a capacity bound", so it searches;
+ * -E2BIG when more than NUMA_CLOSEST_MAX_SUBSETS masks could be visited. */
 static int closest_fit(const struct merger *m, uint64_t u, unsigned size, uint64_t *ret)
 {
 	const struct numa_capacity *c = m->cap;
-	uint64_t in = c->must & u, left = u & ~in, best = 0, best_d = UINT64_MAX;
-	uint64_t have0 = c->base + sum_over(c->avail, (m->all & ~u) | in);
-	unsigned pos[ALLOC_MAX_NODES], idx[ALLOC_MAX_NODES], nl = 0, k;
+	uint64_t in = c->must & u, left = u & ~in;
+	struct near_search s = { .m = m, .best_d = UINT64_MAX };
+	unsigned k;
 
 	*ret = 0;
 	if (popc(in) > size || popc(u) < size)
@@ -408,25 +444,12 @@ static int closest_fit(const struct merger *m, uint64_t u, unsigned size, uint64
 	if (binom_capped(popc(left), k, NUMA_CLOSEST_MAX_SUBSETS) > NUMA_CLOSEST_MAX_SUBSETS)
 		return -E2BIG;
 	for (; left; left &= left - 1)
-		pos[nl++] = (unsigned)__builtin_ctzll(left);
-	for (unsigned i = 0; i < k; i++)
-		idx[i] = i;
-	do {
-		uint64_t y = in, have = have0, d;
-
-		for (unsigned i = 0; i < k; i++) {
-			y |= bit(pos[idx[i]]);
-			have += c->avail[pos[idx[i]]];
-		}
-		if (have < c->request)
-			continue;
-		d = dist_sum(m, y);
-		if (d < best_d || (d == best_d && y < best)) {
-			best = y;
-			best_d = d;
-		}
-	} while (k && next_combination(idx, k, nl));
-	*ret = best;
+		s.pos[s.nl++] = (unsigned)__builtin_ctzll(left);
+	for (unsigned i = s.nl; i-- > 0;)
+		s.max_from[i] = c->avail[s.pos[i]] > s.max_from[i + 1] ?
+				c->avail[s.pos[i]] : s.max_from[i + 1];
+	near_dfs(&s, 0, k, in, c->base + sum_over(c->avail, (m->all & ~u) | in), dist_sum(m, in));
+	*ret = s.best;
 	return 0;
 }
 

@@ -8,26 +8,6 @@
 #include <string.h>
 #include "policy_alloc.h"
 
-static const struct {
-	const char *names[2];
-	enum policy_align v;
-} align_names[] = {
-	{ { "None", "none" }, POLICY_ALIGN_NONE },
-	{ { "BestEffort", "best-effort" }, POLICY_ALIGN_BEST_EFFORT },
-	{ { "Restricted", "restricted" }, POLICY_ALIGN_RESTRICTED },
-	{ { "SingleNUMANode", "single-numa-node" }, POLICY_ALIGN_SINGLE_NUMA_NODE },
-};
-
-int policy_align_parse(const char *s, enum policy_align *ret)
-{
-	for (size_t i = 0; i < sizeof(align_names) / sizeof(align_names[0]); i++)
-		if (!strcmp(s, align_names[i].names[0]) || !strcmp(s, align_names[i].names[1])) {
-			*ret = align_names[i].v;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 /* kubelet's option names (policy_options.go), each a boolean. */
 static bool *kubelet_option(struct policy_kubelet_options *o, const char *name, size_t len)
 {
@@ -133,12 +113,100 @@ static int choose_koord(const struct alloc_topo *t, const struct policy_alloc_co
 	return 0;
 }
 
+/* kubelet's static policy with its options; the hint nodes go in as the
+ * Topology Manager's affinity (kubelet takes the hinted CPUs first). */
+static int choose_kube(const struct alloc_topo *t, const struct policy_alloc_config *c,
+		       const struct policy_alloc_req *req, const struct cpumask *nodes,
+		       struct policy_alloc_result *ret, char *reason, size_t len)
+{
+	static const struct cpumask none;
+	const struct policy_kubelet_options *o = &c->kubelet;
+	struct kube_static_req kr = {
+		.available = &req->free,
+		.reserved = req->reserved ? req->reserved : &none,
+		.numa_affinity = cpumask_empty(nodes) ? NULL : nodes,
+		.n = req->n,
+		.opts = {
+			.sorting = o->distribute_across_cores ? KUBE_SORT_SPREAD : KUBE_SORT_PACKED,
+			.prefer_align_uncore = o->prefer_align_by_uncore,
+			.distribute_across_numa = o->distribute_across_numa,
+			.full_pcpus_only = o->full_pcpus_only,
+			.align_by_socket = o->align_by_socket,
+		},
+	};
+	int r = kube_static_allocate(t, &kr, &ret->cpus, reason, len);
+
+	if (r == -EDOM || r == 0)
+		return r;
+	return r > 0 ? -EINVAL : -ENOSPC;	/* n > 0: never "shared" */
+}
+
+/*
+ * The NUMA mask to allocate in (kernel node ids; empty = no preference):
+ * the pod's mask in pod scope once a container of it is placed, else the
+ * Topology Manager's best hint for the CPUs wanted. -EXDEV when the
+ * policy refuses.
+ */
+static int align_nodes(const struct alloc_topo *t, const struct policy_alloc_config *c,
+		       const struct policy_alloc_req *req, struct cpumask *ret,
+		       char *reason, size_t len)
+{
+	struct numa_hints hints;
+	struct numa_hint best;
+	int r;
+
+	cpumask_zero(ret);
+	if (c->align == NUMA_POLICY_NONE)
+		return 0;
+	if (req->has_affinity) {
+		*ret = req->affinity;
+		return 0;
+	}
+	r = numa_cpu_hints(t, &req->free, NULL, req->pod_n > req->n ? req->pod_n : req->n,
+			   &hints);
+	if (r == 0)
+		r = numa_admit(t, c->align, NULL, &hints, 1, &best, reason, len);
+	if (r < 0)
+		return r == -EXDEV ? r : -ENOSPC;
+	*ret = best.nodes;
+	return 0;
+}
+
+/* The free CPUs inside nodes, or all free ones when nodes is empty or
+ * (best-effort, none) too small. -EXDEV when a strict policy cannot fit. */
+static int aligned_free(const struct alloc_topo *t, const struct policy_alloc_config *c,
+			const struct policy_alloc_req *req, const struct cpumask *nodes,
+			struct cpumask *ret, char *reason, size_t len)
+{
+	struct cpumask in;
+	char buf[64];
+
+	*ret = req->free;
+	if (cpumask_empty(nodes))
+		return 0;
+	alloc_topo_cpus_of_nodes(t, nodes, &in);
+	cpumask_and(&in, &in, &req->free);
+	if (cpumask_weight(&in) >= req->n) {
+		*ret = in;
+		return 0;
+	}
+	if (c->align == NUMA_POLICY_NONE || c->align == NUMA_POLICY_BEST_EFFORT)
+		return 0;
+	if (cpulist_format(nodes, buf, sizeof(buf)) < 0)
+		buf[0] = '\0';
+	snprintf(reason, len, "topology affinity error: the pod's NUMA nodes %s have %u free "
+		 "CPUs, %u wanted, under policy %s", buf, cpumask_weight(&in), req->n,
+		 numa_policy_name(c->align));
+	return -EXDEV;
+}
+
 int policy_alloc_choose(const struct alloc_topo *t, const struct policy_alloc_config *c,
 			const struct policy_alloc_req *req, struct policy_alloc_result *ret,
 			char *reason, size_t len)
 {
 	struct policy_alloc_result res = { 0 };
 	unsigned have = cpumask_weight(&req->free);
+	struct cpumask nodes, avail;
 	int r;
 
 	if (have < req->n) {
@@ -150,10 +218,19 @@ int policy_alloc_choose(const struct alloc_topo *t, const struct policy_alloc_co
 			 have, buf);
 		return -ENOSPC;
 	}
-	r = choose_koord(t, c, req, &req->free, &res, reason, len);
+	r = align_nodes(t, c, req, &nodes, reason, len);
+	if (r == 0)
+		r = aligned_free(t, c, req, &nodes, &avail, reason, len);
+	if (r == 0 && c->kubelet_compat)
+		r = choose_kube(t, c, req, &nodes, &res, reason, len);
+	else if (r == 0)
+		r = choose_koord(t, c, req, &avail, &res, reason, len);
 	if (r < 0)
 		return r;
-	alloc_topo_nodes_of(t, &res.cpus, &res.nodes);
+	/* The pod's mask (pod scope): the hint, or where its CPUs landed. */
+	if (cpumask_empty(&nodes))
+		alloc_topo_nodes_of(t, &res.cpus, &nodes);
+	res.nodes = nodes;
 	*ret = res;
 	return 0;
 }

@@ -20,14 +20,9 @@
 #include "alloc_topo.h"
 #include "cpumask.h"
 #include "koord_alloc.h"
+#include "kube_alloc.h"
 #include "meta.h"
-
-enum policy_align {
-	POLICY_ALIGN_NONE = 0,
-	POLICY_ALIGN_BEST_EFFORT,
-	POLICY_ALIGN_RESTRICTED,
-	POLICY_ALIGN_SINGLE_NUMA_NODE,
-};
+#include "numa_align.h"
 
 /* kubelet --cpu-manager-policy-options (KEP-2625 and followers). */
 struct policy_kubelet_options {
@@ -42,7 +37,7 @@ struct policy_alloc_config {
 	enum koord_bind_policy bind;		/* cpu_bind_policy */
 	enum koord_excl_policy exclusive;	/* cpu_exclusive_policy */
 	enum koord_numa_strategy numa;		/* numa_allocate_strategy */
-	enum policy_align align;		/* numa_topology_alignment_policy */
+	enum numa_policy align;			/* numa_topology_alignment_policy */
 	bool pod_scope;				/* topology_manager_scope = pod */
 	bool kubelet_compat;
 	struct policy_kubelet_options kubelet;
@@ -51,6 +46,7 @@ struct policy_alloc_config {
 struct policy_alloc_req {
 	unsigned n;				/* CPUs wanted, >= 1 */
 	struct cpumask free;			/* CPU ids it may take */
+	const struct cpumask *reserved;		/* reserved_cpus (kubelet), or NULL */
 	const struct pod_policy_ann *pod;	/* resource-spec preferences, or NULL */
 	/* Exclusive CPUs held, by CPU id (CPUSETD_MAX_CPUS entries): refs 1
 	 * and the exclusive policy they were given; NULL = none. */
@@ -87,10 +83,6 @@ int policy_alloc_choose(const struct alloc_topo *t, const struct policy_alloc_co
  */
 int policy_alloc_check_spec(const struct pod_policy_ann *a, char *reason, size_t len);
 
-/* The alignment policy: Koordinator spellings (None, BestEffort,
- * Restricted, SingleNUMANode) or kubelet's (none, best-effort, restricted,
- * single-numa-node). Returns 0 or -EINVAL. */
-int policy_align_parse(const char *s, enum policy_align *ret);
 /* "full-pcpus-only=true,align-by-socket=false,...": kubelet's option list.
  * Unknown options or values are -EINVAL (reason names it). */
 int policy_kubelet_options_parse(const char *s, struct policy_kubelet_options *ret,

@@ -128,7 +128,8 @@ static int alloc_error(int r)
 static int place_integer(struct policy *p, const struct policy_request *req,
 			 const struct klass_info *ki, struct policy_decision *d)
 {
-	struct policy_alloc_req ar = { .n = ki->n, .pod = req->pod, .usage = p->usage };
+	struct policy_alloc_req ar = { .n = ki->n, .pod = req->pod, .usage = p->usage,
+				       .reserved = &p->cfg.reserved_cpus };
 	struct policy_alloc_result res;
 	char why[256];
 	int r;

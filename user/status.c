@@ -30,7 +30,6 @@ static const char *mode_name(enum cgfs_mode m)
 /* The allocation settings in force, spelled as in the config file. */
 static json_object *allocation_obj(const struct policy_config *p)
 {
-	static const char *const align[] = { "None", "BestEffort", "Restricted", "SingleNUMANode" };
 	json_object *o = json_object_new_object();
 
 	add(o, "engine", json_object_new_string(p->alloc.kubelet_compat ? "kubelet" : "koordinator"));
@@ -39,7 +38,7 @@ static json_object *allocation_obj(const struct policy_config *p)
 	    json_object_new_string(koord_excl_policy_name(p->alloc.exclusive)));
 	add(o, "numa_allocate_strategy",
 	    json_object_new_string(koord_numa_strategy_name(p->alloc.numa)));
-	add(o, "numa_topology_alignment_policy", json_object_new_string(align[p->alloc.align]));
+	add(o, "numa_topology_alignment_policy", json_object_new_string(numa_policy_name(p->alloc.align)));
 	add(o, "topology_manager_scope",
 	    json_object_new_string(p->alloc.pod_scope ? "pod" : "container"));
 	add(o, "besteffort_pool", json_object_new_string(p->besteffort_be_pool ? "be" : "shared"));

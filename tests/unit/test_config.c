@@ -114,7 +114,7 @@ static void assert_defaults(const struct cpusetd_config *c)
 	assert_int_equal(c->policy.alloc.bind, KOORD_BIND_FULL_PCPUS);
 	assert_int_equal(c->policy.alloc.exclusive, KOORD_EXCL_NONE);
 	assert_int_equal(c->policy.alloc.numa, KOORD_NUMA_MOST_ALLOCATED);
-	assert_int_equal(c->policy.alloc.align, POLICY_ALIGN_NONE);
+	assert_int_equal(c->policy.alloc.align, NUMA_POLICY_NONE);
 	assert_false(c->policy.alloc.pod_scope);
 	assert_false(c->policy.alloc.kubelet_compat);
 	assert_false(c->policy.besteffort_be_pool);
@@ -551,7 +551,7 @@ static void test_policy_keys(void **state)
 	assert_int_equal(c.policy.alloc.bind, KOORD_BIND_SPREAD_BY_PCPUS);
 	assert_int_equal(c.policy.alloc.exclusive, KOORD_EXCL_NUMA);
 	assert_int_equal(c.policy.alloc.numa, KOORD_NUMA_DISTRIBUTE_EVENLY);
-	assert_int_equal(c.policy.alloc.align, POLICY_ALIGN_SINGLE_NUMA_NODE);	/* CLI wins */
+	assert_int_equal(c.policy.alloc.align, NUMA_POLICY_SINGLE_NUMA_NODE);	/* CLI wins */
 	assert_true(c.policy.alloc.pod_scope);
 	assert_true(c.policy.alloc.kubelet_compat);
 	assert_true(c.policy.alloc.kubelet.full_pcpus_only);

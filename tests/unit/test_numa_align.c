@@ -3,7 +3,7 @@
  * the cases of seeds/001, kubelet's policy rules, more than 8 NUMA nodes,
  * pod scope, and a randomized check of the implicit CPU hints against a
  * literal replay of kubelet (full hint listing, full cross product,
- * HintMerger.compare fold) on up to 6 nodes.
+ * HintMerger.compare fold) on up to 8 nodes, kubelet's own limit.
  *
  * Topologies come from alloc_topo_generate(sockets, nodes per socket,
  * cores per node, threads): nodes hold consecutive CPUs.
@@ -711,12 +711,11 @@ static double ref_avg(const struct ref_merger *r, uint64_t m)
 {
 	double sum = 0, n = 0;
 
-	for (unsigned i = 0; i < 64; i++)
-		for (unsigned j = 0; j < 64; j++)
-			if ((m >> i & 1) && (m >> j & 1)) {
-				sum += r->dist[i][j];
-				n++;
-			}
+	for (uint64_t a = m; a; a &= a - 1)
+		for (uint64_t b = m; b; b &= b - 1) {
+			sum += r->dist[__builtin_ctzll(a)][__builtin_ctzll(b)];
+			n++;
+		}
 	return sum / n;
 }
 
@@ -866,7 +865,7 @@ static void ids_of(const struct alloc_topo *t, uint64_t d, struct cpumask *ret)
 			cpumask_set(ret, (unsigned)t->node_id[i]);
 }
 
-/* A random machine of n nodes, 1-4 CPUs each, node ids 0,1,.. or 0,3,... */
+/* A random machine of n <= 8 nodes, 1-4 CPUs each, node ids 0,1,.. or 0,3,.. */
 static struct alloc_topo *random_topo(unsigned n)
 {
 	struct alloc_cpu_desc d[64];
@@ -922,7 +921,7 @@ static void test_matches_kubelet_fold(void **state)
 
 	(void)state;
 	for (int trial = 0; trial < 6000; trial++) {
-		struct alloc_topo *t = random_topo(1 + (unsigned)(rnd() % 6));
+		struct alloc_topo *t = random_topo(1 + (unsigned)(rnd() % 8));
 		unsigned total = cpumask_weight(&t->cpus), req = (unsigned)(rnd() % (total + 2));
 		struct cpumask avail, reuse;
 		struct rh lists[2][4];
@@ -943,14 +942,16 @@ static void test_matches_kubelet_fold(void **state)
 
 			if (x < 5)
 				cpumask_set(&avail, cpu);
-			else if (x == 5 && trial % 4 == 0)
+			else if (x >= 6 && trial % 2 == 0)
 				cpumask_set(&reuse, cpu);
 		}
-		for (unsigned i = 0; i < t->n_nodes; i++)
+		for (unsigned i = 0; i < t->n_nodes; i++)	/* asymmetric half the time */
 			for (unsigned j = 0; j <= i; j++) {
 				static const uint8_t d[] = { 12, 20, 21, 30 };
 
 				dist[i][j] = dist[j][i] = i == j ? 10 : d[rnd() % 4];
+				if (trial % 2)
+					dist[j][i] = i == j ? 10 : d[rnd() % 4];
 			}
 
 		/* the CPU hints: implicit vs kubelet's full list */
