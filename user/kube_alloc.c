@@ -21,6 +21,7 @@
 #define MAXC	CPUSETD_MAX_CPUS
 #define MAXU	(CPUSETD_MAX_CPUS + 1)	/* uncore groups + one for "unknown" */
 #define BMW	((MAXU + 63) / 64)
+#define MAXP	(ALLOC_MAX_NODES > ALLOC_MAX_SOCKETS ? ALLOC_MAX_NODES : ALLOC_MAX_SOCKETS)
 
 enum lv { LV_NODE, LV_SOCKET, LV_CORE, LV_UNCORE };
 
@@ -31,10 +32,17 @@ struct kacc {
 	struct cpumask unc_none;	/* CPUs with no uncore id: one group */
 	int need;			/* may go negative, as in kubelet */
 	bool resize, numa_first, spread;
-	unsigned n_unc;
+	unsigned n_unc, per_socket;
+	/* Per level and dense index: all, free and chosen CPUs. Only
+	 * elements "touched" (holding free or chosen CPUs) are filled in;
+	 * tot = 0 marks the others. */
 	uint16_t tot[4][MAXU], cnt[4][MAXU], res[4][MAXU];
 	uint8_t core_node[MAXC], core_sock[MAXC];
 	uint16_t core_unc[MAXC];
+	uint16_t touched[MAXC];		/* touched cores, in touch order */
+	unsigned n_touched;
+	/* Free CPUs of each core, ascending: head/next hold id + 1, 0 ends */
+	uint16_t core_head[MAXC], core_tail[MAXC], cpu_next[MAXC];
 };
 
 void kube__reason(char *reason, size_t len, const char *fmt, ...)
@@ -56,21 +64,58 @@ static unsigned unc_of(const struct kacc *a, unsigned cpu)
 	return u == ALLOC_NONE ? a->t->n_uncores : u;
 }
 
-static unsigned of(const struct kacc *a, enum lv lv, unsigned cpu)
+/* Set bits of m. The build has no -mpopcnt, so the builtin would be a
+ * library call per word; CPU masks here are mostly zero words. */
+static unsigned weight(const struct cpumask *m)
 {
-	switch (lv) {
-	case LV_NODE: return a->t->node_of[cpu];
-	case LV_SOCKET: return a->t->socket_of[cpu];
-	case LV_CORE: return a->t->core_of[cpu];
-	default: return unc_of(a, cpu);
+	unsigned n = 0;
+
+	for (int i = 0; i < CPUSETD_MASK_WORDS; i++) {
+		uint64_t x = m->bits[i];
+
+		if (!x)
+			continue;
+		x -= (x >> 1) & 0x5555555555555555ULL;
+		x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+		x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+		n += (unsigned)((x * 0x0101010101010101ULL) >> 56);
 	}
+	return n;
+}
+
+/* Fills in the topology facts of cpu's core, node, socket and cache the
+ * first time one of their CPUs shows up. */
+static void touch(struct kacc *a, unsigned cpu)
+{
+	const struct alloc_topo *t = a->t;
+	unsigned core = t->core_of[cpu], u = unc_of(a, cpu);
+
+	if (a->tot[LV_CORE][core])
+		return;
+	a->tot[LV_CORE][core] = (uint16_t)weight(&t->core_cpus[core]);
+	a->core_node[core] = (uint8_t)t->node_of[cpu];
+	a->core_sock[core] = (uint8_t)t->socket_of[cpu];
+	a->core_unc[core] = (uint16_t)u;
+	a->touched[a->n_touched++] = (uint16_t)core;
+	if (!a->tot[LV_NODE][t->node_of[cpu]])
+		a->tot[LV_NODE][t->node_of[cpu]] = (uint16_t)weight(&t->node_cpus[t->node_of[cpu]]);
+	if (!a->tot[LV_SOCKET][t->socket_of[cpu]])
+		a->tot[LV_SOCKET][t->socket_of[cpu]] =
+			(uint16_t)weight(&t->socket_cpus[t->socket_of[cpu]]);
+	if (!a->tot[LV_UNCORE][u])
+		a->tot[LV_UNCORE][u] = (uint16_t)weight(u == t->n_uncores ? &a->unc_none :
+								&t->uncore_cpus[u]);
 }
 
 /* Adds d to the per-level counters of cpu in tab. */
 static void count(struct kacc *a, uint16_t tab[4][MAXU], unsigned cpu, int d)
 {
-	for (int lv = 0; lv < 4; lv++)
-		tab[lv][of(a, lv, cpu)] += d;
+	const struct alloc_topo *t = a->t;
+
+	tab[LV_NODE][t->node_of[cpu]] += d;
+	tab[LV_SOCKET][t->socket_of[cpu]] += d;
+	tab[LV_CORE][t->core_of[cpu]] += d;
+	tab[LV_UNCORE][unc_of(a, cpu)] += d;
 }
 
 #define for_each_bit(cpu, m, w, b)						\
@@ -78,32 +123,42 @@ static void count(struct kacc *a, uint16_t tab[4][MAXU], unsigned cpu, int d)
 		for ((b) = (m)->bits[w]; (b) && (((cpu) = (w) * 64 + (unsigned)__builtin_ctzll(b)), 1); \
 		     (b) &= (b) - 1)
 
+/* Work is proportional to the free CPUs, not to the machine: the
+ * distributed algorithm runs this once per NUMA node it fills. */
 static void acc_init(struct kacc *a, const struct alloc_topo *t, const struct cpumask *avail,
 		     unsigned n, enum kube_cpu_sorting sorting, bool resize)
 {
 	unsigned cpu, w;
 	uint64_t b;
 
-	memset(a, 0, sizeof(*a));
+	memset(a->tot, 0, sizeof(a->tot));
+	memset(a->cnt, 0, sizeof(a->cnt));
+	memset(a->res, 0, sizeof(a->res));
 	a->t = t;
 	a->need = n > MAXC ? MAXC + 1 : (int)n;
 	a->resize = resize;
 	a->numa_first = t->n_sockets >= t->n_nodes;
 	a->spread = sorting == KUBE_SORT_SPREAD;
 	a->n_unc = t->n_uncores + 1;
+	a->per_socket = t->n_sockets ? weight(&t->cpus) / t->n_sockets : 0;
+	a->n_touched = 0;
+	cpumask_zero(&a->result);
+	a->unc_none = t->cpus;
+	for (unsigned u = 0; u < t->n_uncores; u++)
+		cpumask_andnot(&a->unc_none, &a->unc_none, &t->uncore_cpus[u]);
 	cpumask_and(&a->avail, avail, &t->cpus);
-	for_each_bit(cpu, &t->cpus, w, b) {
+	for_each_bit(cpu, &a->avail, w, b) {
 		unsigned core = t->core_of[cpu];
 
-		count(a, a->tot, cpu, 1);
-		a->core_node[core] = (uint8_t)t->node_of[cpu];
-		a->core_sock[core] = (uint8_t)t->socket_of[cpu];
-		a->core_unc[core] = (uint16_t)unc_of(a, cpu);
-		if (t->uncore_of[cpu] == ALLOC_NONE)
-			cpumask_set(&a->unc_none, cpu);
-	}
-	for_each_bit(cpu, &a->avail, w, b)
+		touch(a, cpu);
 		count(a, a->cnt, cpu, 1);
+		if (a->cnt[LV_CORE][core] == 1)
+			a->core_head[core] = (uint16_t)(cpu + 1);
+		else
+			a->cpu_next[a->core_tail[core]] = (uint16_t)(cpu + 1);
+		a->core_tail[core] = (uint16_t)cpu;
+		a->cpu_next[cpu] = 0;
+	}
 }
 
 /* kubelet acc.take: cpus join the result and leave the free set. */
@@ -118,11 +173,12 @@ static void take(struct kacc *a, const struct cpumask *cpus)
 			count(a, a->cnt, cpu, -1);
 		}
 		if (cpumask_test(&a->t->cpus, cpu) && !cpumask_test(&a->result, cpu)) {
+			touch(a, cpu);
 			cpumask_set(&a->result, cpu);
 			count(a, a->res, cpu, 1);
 		}
 	}
-	a->need -= (int)cpumask_weight(cpus);
+	a->need -= (int)weight(cpus);
 }
 
 static bool satisfied(const struct kacc *a)
@@ -158,18 +214,48 @@ static uint32_t key(const struct kacc *a, bool held, unsigned cnt, unsigned x)
 	return (uint32_t)(a->resize && held ? 0 : 1) << 31 | (uint32_t)cnt << 16 | x;
 }
 
-static int cmp_u32(const void *p, const void *q)
+/* Sorts keys ascending: insertion sort for the short runs that are the
+ * rule here, bottom-up merge sort past that (no allocation). */
+static void sort_keys(uint32_t *k, unsigned n)
 {
-	uint32_t x = *(const uint32_t *)p, y = *(const uint32_t *)q;
+	uint32_t tmp[MAXU], *src = k, *dst = tmp, *t;
 
-	return (x > y) - (x < y);
+	if (n <= 24) {
+		for (unsigned i = 1; i < n; i++) {
+			uint32_t x = k[i];
+			unsigned j = i;
+
+			for (; j && k[j - 1] > x; j--)
+				k[j] = k[j - 1];
+			k[j] = x;
+		}
+		return;
+	}
+	for (unsigned w = 1; w < n; w *= 2) {
+		for (unsigned lo = 0; lo < n; lo += 2 * w) {
+			unsigned mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			unsigned i = lo, j = mid, o = lo;
+
+			while (i < mid && j < hi)
+				dst[o++] = src[i] <= src[j] ? src[i++] : src[j++];
+			while (i < mid)
+				dst[o++] = src[i++];
+			while (j < hi)
+				dst[o++] = src[j++];
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != k)
+		memcpy(k, src, n * sizeof(*k));
 }
 
 /* Sorts keys and appends their indexes to out, skipping ones already seen
  * (only odd topologies list an element under two parents). */
 static unsigned emit(uint32_t *keys, unsigned n, uint16_t *out, unsigned m, uint64_t *seen)
 {
-	qsort(keys, n, sizeof(*keys), cmp_u32);
+	sort_keys(keys, n);
 	for (unsigned i = 0; i < n; i++) {
 		unsigned x = keys[i] & 0xffff;
 
@@ -225,34 +311,50 @@ static unsigned core_child(const struct kacc *a, enum lv child, unsigned c)
  * with free CPUs inside that parent, sorted; appended to out. A child
  * counts as held when it holds chosen CPUs inside that parent (kubelet's
  * resultDetails.XInY(parent)). Cores lie in one node, socket and cache,
- * so walking the cores answers every "children of parent" question.
+ * so the touched cores, bucketed by parent, answer every "children of
+ * parent" question.
  */
 static unsigned list_within(const struct kacc *a, const uint16_t *parents, unsigned np,
 			    enum lv parent, enum lv child, uint16_t *out)
 {
+	uint16_t start[MAXP + 1] = { 0 }, pos[MAXP], by_parent[MAXC];
 	uint32_t keys[MAXU];
-	uint64_t seen[BMW] = { 0 }, has[BMW], held[BMW];
-	unsigned m = 0;
+	uint64_t seen[BMW] = { 0 };
+	unsigned m = 0, nparents = parent == LV_NODE ? a->t->n_nodes : a->t->n_sockets;
 
+	for (unsigned i = 0; i < a->n_touched; i++)
+		start[core_parent(a, parent, a->touched[i]) + 1]++;
+	for (unsigned p = 0; p < nparents; p++)
+		start[p + 1] += start[p];
+	memcpy(pos, start, sizeof(pos));
+	for (unsigned i = 0; i < a->n_touched; i++) {
+		unsigned c = a->touched[i];
+
+		by_parent[pos[core_parent(a, parent, c)]++] = (uint16_t)c;
+	}
 	for (unsigned i = 0; i < np; i++) {
-		unsigned n = 0;
+		uint64_t has[BMW] = { 0 }, held[BMW] = { 0 };
+		unsigned n = 0, p = parents[i];
 
-		memset(has, 0, sizeof(has));
-		memset(held, 0, sizeof(held));
-		for (unsigned c = 0; c < a->t->n_cores; c++) {
-			unsigned x;
+		for (unsigned j = start[p]; j < start[p + 1]; j++) {
+			unsigned c = by_parent[j], x = core_child(a, child, c);
 
-			if (core_parent(a, parent, c) != parents[i])
+			if (child == LV_CORE) {
+				if (a->cnt[LV_CORE][c])
+					keys[n++] = key(a, a->res[LV_CORE][c] > 0, a->cnt[LV_CORE][c], c);
 				continue;
-			x = core_child(a, child, c);
+			}
 			if (a->cnt[LV_CORE][c])
 				has[x / 64] |= 1ULL << (x % 64);
 			if (a->res[LV_CORE][c])
 				held[x / 64] |= 1ULL << (x % 64);
 		}
-		for (unsigned x = 0; x < level_size(a, child); x++)
-			if (has[x / 64] >> (x % 64) & 1)
-				keys[n++] = key(a, held[x / 64] >> (x % 64) & 1, a->cnt[child][x], x);
+		for (unsigned w = 0; child != LV_CORE && w < BMW; w++)
+			for (uint64_t bits = has[w]; bits; bits &= bits - 1) {
+				unsigned x = w * 64 + (unsigned)__builtin_ctzll(bits);
+
+				keys[n++] = key(a, held[w] >> (x % 64) & 1, a->cnt[child][x], x);
+			}
 		m = emit(keys, n, out, m, seen);
 	}
 	return m;
@@ -286,7 +388,7 @@ static unsigned order_sockets(const struct kacc *a, uint16_t *out)
 
 static unsigned order_cores(const struct kacc *a, uint16_t *out)
 {
-	uint16_t up[ALLOC_MAX_NODES > ALLOC_MAX_SOCKETS ? ALLOC_MAX_NODES : ALLOC_MAX_SOCKETS];
+	uint16_t up[MAXP];
 
 	if (a->numa_first)
 		return list_within(a, up, order_sockets(a, up), LV_SOCKET, LV_CORE, out);
@@ -313,7 +415,7 @@ static bool whole(const struct kacc *a, enum lv lv, unsigned x)
 	if (a->resize)
 		return a->cnt[lv][x] + a->res[lv][x] == a->tot[lv][x];
 	if (lv == LV_SOCKET)
-		per = a->t->n_sockets ? cpumask_weight(&a->t->cpus) / a->t->n_sockets : 0;
+		per = a->per_socket;
 	else if (lv == LV_CORE)
 		per = a->t->cpus_per_core;
 	else
@@ -359,30 +461,49 @@ static void take_whole(struct kacc *a, enum lv lv)
  * drops the highest CPU id so the last core may be split (kubelet tests
  * the remainder against 2 whatever the SMT level).
  */
+static int cmp_u16(const void *p, const void *q)
+{
+	return (int)*(const uint16_t *)p - (int)*(const uint16_t *)q;
+}
+
+/* Cores of cache u with free CPUs (and chosen ones, if held), ascending. */
+static unsigned cores_in_uncore(const struct kacc *a, unsigned u, bool held, uint16_t *out)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < a->n_touched; i++) {
+		unsigned c = a->touched[i];
+
+		if (a->core_unc[c] == u && a->cnt[LV_CORE][c] && (!held || a->res[LV_CORE][c]))
+			out[n++] = (uint16_t)c;
+	}
+	qsort(out, n, sizeof(*out), cmp_u16);
+	return n;
+}
+
 static void take_partial_uncore(struct kacc *a, unsigned u)
 {
 	unsigned cpc = a->t->cpus_per_core ? a->t->cpus_per_core : 1;
-	unsigned want = ((unsigned)a->need + cpc - 1) / cpc, got = 0;
+	unsigned want = ((unsigned)a->need + cpc - 1) / cpc;
+	uint16_t cores[MAXC];
+	unsigned n = cores_in_uncore(a, u, false, cores);
 	struct cpumask m;
 
 	cpumask_zero(&m);
-	for (unsigned c = 0; c < a->t->n_cores && got < want; c++) {
+	for (unsigned i = 0; i < n && i < want; i++) {
 		struct cpumask free_cpus;
 
-		if (a->core_unc[c] != u || !a->cnt[LV_CORE][c])
-			continue;
-		cpumask_and(&free_cpus, &a->t->core_cpus[c], &a->avail);
+		cpumask_and(&free_cpus, &a->t->core_cpus[cores[i]], &a->avail);
 		cpumask_or(&m, &m, &free_cpus);
-		got++;
 	}
-	if (a->need % 2 != 0 && cpc > 1 && cpumask_weight(&m) > (unsigned)a->need) {
+	if (a->need % 2 != 0 && cpc > 1 && weight(&m) > (unsigned)a->need) {
 		int last = -1, cpu;
 
 		cpumask_for_each(cpu, &m)
 			last = cpu;
 		cpumask_clear(&m, (unsigned)last);
 	}
-	if (cpumask_weight(&m) == (unsigned)a->need)
+	if (weight(&m) == (unsigned)a->need)
 		take(a, &m);
 }
 
@@ -390,10 +511,15 @@ static void take_partial_uncore(struct kacc *a, unsigned u)
  * CPUs (SMT only), lowest core id first, then continues as above. */
 static void take_partial_uncore_resize(struct kacc *a, unsigned u)
 {
+	uint16_t cores[MAXC];
+	unsigned n;
+
 	if (a->t->cpus_per_core != 1) {
-		for (unsigned c = 0; c < a->t->n_cores; c++) {
-			if (a->core_unc[c] != u || !a->cnt[LV_CORE][c] || !a->res[LV_CORE][c] ||
-			    !whole(a, LV_CORE, c))
+		n = cores_in_uncore(a, u, true, cores);
+		for (unsigned i = 0; i < n; i++) {
+			unsigned c = cores[i];
+
+			if (!whole(a, LV_CORE, c))
 				continue;
 			if (a->need < (int)a->cnt[LV_CORE][c])
 				break;
@@ -436,46 +562,48 @@ static void take_uncore(struct kacc *a)
 	}
 }
 
-/* Appends the free CPUs of cpus to out in id order. */
-static unsigned append_free(const struct kacc *a, const struct cpumask *cpus, uint16_t *out,
-			    unsigned n)
+/* Takes one CPU if it is still free; false once the request is met. */
+static bool take_one(struct kacc *a, unsigned cpu)
 {
-	struct cpumask m;
-	unsigned cpu, w;
-	uint64_t b;
+	struct cpumask one;
 
-	cpumask_and(&m, cpus, &a->avail);
-	for_each_bit(cpu, &m, w, b)
-		if (n < MAXC)
-			out[n++] = (uint16_t)cpu;
-	return n;
+	if (cpumask_test(&a->avail, cpu)) {
+		cpumask_zero(&one);
+		cpumask_set(&one, cpu);
+		take(a, &one);
+	}
+	return !satisfied(a);
 }
 
-/* kubelet takeRemainingCPUs: single CPUs, packed = core by core in core
- * order, spread = socket by socket in socket order (CPU ids ascending). */
+/*
+ * kubelet takeRemainingCPUs: single CPUs, packed = core by core in core
+ * order, spread = socket by socket in socket order, CPU ids ascending
+ * within each. kubelet lists them all first; walking the order computed
+ * up front and stopping when satisfied takes the same CPUs.
+ */
 static void take_remaining(struct kacc *a)
 {
-	uint16_t list[MAXU], cpus[MAXC];
-	unsigned n, k = 0;
+	uint16_t list[MAXU];
+	unsigned n, cpu, w;
+	uint64_t b;
 
 	if (a->spread) {
 		n = order_sockets(a, list);
-		for (unsigned i = 0; i < n; i++)
-			k = append_free(a, &a->t->socket_cpus[list[i]], cpus, k);
-	} else {
-		n = order_cores(a, list);
-		for (unsigned i = 0; i < n; i++)
-			k = append_free(a, &a->t->core_cpus[list[i]], cpus, k);
-	}
-	for (unsigned i = 0; i < k && !satisfied(a); i++) {
-		struct cpumask one;
+		for (unsigned i = 0; i < n; i++) {
+			struct cpumask m;
 
-		if (!cpumask_test(&a->avail, cpus[i]))
-			continue;
-		cpumask_zero(&one);
-		cpumask_set(&one, cpus[i]);
-		take(a, &one);
+			cpumask_and(&m, &a->t->socket_cpus[list[i]], &a->avail);
+			for_each_bit(cpu, &m, w, b)
+				if (!take_one(a, cpu))
+					return;
+		}
+		return;
 	}
+	n = order_cores(a, list);
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned x = a->core_head[list[i]]; x; x = a->cpu_next[x - 1])
+			if (!take_one(a, x - 1))
+				return;
 }
 
 /* The packed algorithm proper, after the early checks. */
@@ -510,10 +638,10 @@ static int finish(struct kacc *a, unsigned n, const struct cpumask *avail, bool 
 		*ret = a->result;
 		return 0;
 	}
-	if (a->need > (int)cpumask_weight(&a->avail)) {
+	if (a->need > (int)weight(&a->avail)) {
 		kube__reason(reason, len,
 			     "not enough cpus available to satisfy request: requested=%u, available=%u",
-			     n, cpumask_weight(avail));
+			     n, weight(avail));
 		return -ENOSPC;
 	}
 	r = packed_steps(a, uncore);
@@ -538,7 +666,7 @@ int kube_take_packed(const struct alloc_topo *t, const struct cpumask *avail, un
 int kube__retained(const struct cpumask *allocated, const struct cpumask *baseline, unsigned n,
 		   struct cpumask *ret, char *reason, size_t len)
 {
-	unsigned have = cpumask_weight(allocated);
+	unsigned have = weight(allocated);
 
 	if (!cpumask_empty(allocated) && !cpumask_empty(baseline) &&
 	    !cpumask_subset(baseline, allocated)) {

@@ -50,6 +50,7 @@ struct pick {
 	unsigned k;
 	uint8_t cur[MAXN];
 	int top_sum[MAXN + 1][MAXN + 1], top_grp[MAXN + 1][MAXN + 1];
+	bool ok[MAXN];		/* may be a member at all (see member_ok) */
 	bool found, one_socket, stop;
 	double bal;
 	uint8_t combo[MAXN];
@@ -449,7 +450,7 @@ static void combos(struct pick *p, unsigned depth, int prev, int sum, int grp)
 		if (sum + p->top_sum[y][left] + c->held_total < c->want ||
 		    (grp + p->top_grp[y][left]) * c->group < c->want)
 			break;
-		if (!(gap >> c->cls[y] & 1)) {
+		if (p->ok[y] && !(gap >> c->cls[y] & 1)) {
 			p->cur[depth] = (uint8_t)y;
 			combos(p, depth + 1, (int)y, sum + c->avail[y],
 			       grp + (c->avail[y] + c->held[y]) / c->group);
@@ -460,9 +461,11 @@ static void combos(struct pick *p, unsigned depth, int prev, int sum, int grp)
 	}
 }
 
-/* top[y][j]: largest total of j values among candidates y.. */
-static void tops(const struct cand *c, unsigned k, int top[MAXN + 1][MAXN + 1], bool groups)
+/* top[y][j]: largest total of j values among possible members y.. */
+static void tops(const struct pick *p, unsigned k, int top[MAXN + 1][MAXN + 1], bool groups)
 {
+	const struct cand *c = p->c;
+
 	for (unsigned j = 0; j <= k; j++)
 		top[c->n][j] = j ? -(1 << 28) : 0;
 	for (int y = (int)c->n - 1; y >= 0; y--) {
@@ -470,11 +473,31 @@ static void tops(const struct cand *c, unsigned k, int top[MAXN + 1][MAXN + 1], 
 
 		top[y][0] = 0;
 		for (unsigned j = 1; j <= k; j++) {
-			int with = v + top[y + 1][j - 1];
+			int with = p->ok[y] ? v + top[y + 1][j - 1] : -(1 << 28);
 
 			top[y][j] = with > top[y + 1][j] ? with : top[y + 1][j];
 		}
 	}
+}
+
+/*
+ * Without align-by-socket the even share of a k-combination does not
+ * depend on its members, so kubelet's per-member tests (enough CPUs for
+ * the share; no more kept CPUs than share plus remainder) rule nodes out
+ * up front. false when a node that must be included is ruled out.
+ */
+static bool member_ok(struct pick *p)
+{
+	const struct cand *c = p->c;
+	int g = c->group, dist = c->want / (int)p->k / g * g, need_rem = c->want - dist * (int)p->k;
+
+	for (unsigned i = 0; i < c->n; i++) {
+		p->ok[i] = c->align || (c->avail[i] + c->held[i] >= dist &&
+					c->held[i] <= dist + need_rem);
+		if (!p->ok[i] && c->must >> i & 1)
+			return false;
+	}
+	return true;
 }
 
 /* Best combination of k nodes into *ret_sh / ret_m; false if none. */
@@ -484,8 +507,10 @@ static bool pick_k(const struct cand *c, unsigned k, uint8_t *ret_m, struct pick
 	p->c = c;
 	p->k = k;
 	p->bal = DBL_MAX;
-	tops(c, k, p->top_sum, false);
-	tops(c, k, p->top_grp, true);
+	if (!member_ok(p))
+		return false;
+	tops(p, k, p->top_sum, false);
+	tops(p, k, p->top_grp, true);
 	combos(p, 0, -1, 0, 0);
 	if (p->found)
 		memcpy(ret_m, p->combo, k);

@@ -195,6 +195,7 @@ static struct topology *read_fixture(const char *tarball, const char *top)
 static void test_details(void **state)
 {
 	struct topology *t;
+	char cmd[256];
 
 	(void)state;
 	t = read_fixture("48amd64-4pa2n6c-sparse", "48amd64-4d2n6c-sparse");
@@ -213,7 +214,8 @@ static void test_details(void **state)
 	assert_false(cpumask_empty(&t->memory_nodes));	/* CPU-less nodes */
 	assert_true(t->n_nodes > 8);
 	topo_free(t);
-	assert_int_equal(system("rm -rf /tmp/test_topology.*/*"), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'/*", tmpdir);	/* this run's only */
+	assert_int_equal(system(cmd), 0);
 }
 
 static int setup(void **state)
