@@ -283,6 +283,18 @@ static const char *age(long long s, char *buf, size_t len)
 	return buf;
 }
 
+/* The allocation settings in force, one line. */
+static void print_allocation(json_object *a)
+{
+	if (!a)
+		return;
+	printf("allocation %s: %s, %s, %s, NUMA alignment %s (%s scope)\n",
+	       jstr(a, "engine", "?"), jstr(a, "cpu_bind_policy", "?"),
+	       jstr(a, "cpu_exclusive_policy", "?"), jstr(a, "numa_allocate_strategy", "?"),
+	       jstr(a, "numa_topology_alignment_policy", "?"),
+	       jstr(a, "topology_manager_scope", "?"));
+}
+
 static void print_daemon(json_object *root)
 {
 	json_object *d = jget(root, "daemon", json_type_object);
@@ -298,6 +310,7 @@ static void print_daemon(json_object *root)
 	printf("on_error %s, min_shared_cpus %lld%s\n", jstr(d, "on_error", "?"),
 	       (long long)jint(d, "min_shared_cpus", 0),
 	       jbool(d, "dry_run") ? ", DRY RUN (nothing is written)" : "");
+	print_allocation(jget(d, "allocation", json_type_object));
 	if (*when)
 		printf("updated %s (%s ago)\n\n", when, age(time(NULL) - t, ago, sizeof(ago)));
 	else
@@ -323,6 +336,7 @@ static void print_topology(json_object *root)
 		}
 	}
 	print_cpulist("Shared pool:", jstr(root, "shared_pool", ""));
+	print_cpulist("BE pool:", jstr(root, "be_pool", ""));
 	print_cpulist("Reserved:", jstr(root, "reserved", ""));
 	putchar('\n');
 }
