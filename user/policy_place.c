@@ -10,9 +10,14 @@
 #include <string.h>
 #include "policy_internal.h"
 
-/* --- annotated (seeds/002 §3.3) --- */
+/* --- fixed sets: annotated (seeds/002 §3.3) and scheduled --- */
 
-static int place_annotated(const struct policy *p, const char *text, struct policy_decision *d)
+#define SCHEDULED_WHAT	META_RESOURCE_STATUS_ANNOTATION " cpuset"
+
+/* A set a pod annotation names (what): a non-empty cpulist of online CPUs
+ * whose NUMA nodes are known, none owned exclusively. */
+static int fixed_set(const struct policy *p, const char *what, const char *text,
+		     struct policy_decision *d, struct cpumask *ret)
 {
 	struct cpumask cpus, bad;
 	char buf[CPULIST_MAX];
@@ -21,24 +26,34 @@ static int place_annotated(const struct policy *p, const char *text, struct poli
 	r = cpulist_parse(text, &cpus);
 	if (r < 0 || cpumask_empty(&cpus))
 		return policy_fail(d, POLICY_ERR_INVALID_ANNOTATION,
-				   "weka.io/cores-ids \"%.64s\" is not a non-empty cpulist (%s)",
-				   text, r < 0 ? strerror(-r) : "empty");
+				   "%s \"%.64s\" is not a non-empty cpulist (%s)", what, text,
+				   r < 0 ? strerror(-r) : "empty");
 	cpumask_andnot(&bad, &cpus, &p->topo->online);
 	if (!cpumask_empty(&bad)) {
 		policy_fmt_mask(&bad, buf, sizeof(buf));
-		return policy_fail(d, POLICY_ERR_CPU_OFFLINE,
-				   "weka.io/cores-ids CPUs %.128s are not online", buf);
+		return policy_fail(d, POLICY_ERR_CPU_OFFLINE, "%s CPUs %.128s are not online",
+				   what, buf);
 	}
 	if (topo_nodes_of(p->topo, &cpus, &d->mems) < 0)
 		return policy_fail(d, POLICY_ERR_NUMA_UNRESOLVED,
-				   "weka.io/cores-ids: no NUMA node known for some of its CPUs");
+				   "%s: no NUMA node known for some of its CPUs", what);
 	cpumask_and(&bad, &cpus, &p->exclusive);
-	id = cpumask_next(&bad, 0);
-	if (id >= 0)
+	if ((id = cpumask_next(&bad, 0)) >= 0)
 		return policy_fail(d, POLICY_ERR_CPU_EXCLUSIVE,
-				   "weka.io/cores-ids CPU %d is exclusively owned by %.200s", id,
+				   "%s CPU %d is exclusively owned by %.200s", what, id,
 				   p->int_owner[id]->name);
-	r = policy_check_pool(p, &cpus, d);
+	*ret = cpus;
+	return 0;
+}
+
+/* Exactly the listed CPUs; other annotated pods may list them too. */
+static int place_annotated(const struct policy *p, const char *text, struct policy_decision *d)
+{
+	struct cpumask cpus;
+	int r = fixed_set(p, "weka.io/cores-ids", text, d, &cpus);
+
+	if (r == 0)
+		r = policy_check_pool(p, &cpus, d);
 	if (r < 0)
 		return r;
 	d->kind = CPUSETD_KIND_ANNOTATED;
@@ -46,38 +61,20 @@ static int place_annotated(const struct policy *p, const char *text, struct poli
 	return 0;
 }
 
-/* --- scheduled: Koordinator's resource-status cpuset, verbatim --- */
-
+/* Koordinator's resource-status cpuset, verbatim and exclusive: also off
+ * the CPUs annotated pods pin. */
 static int place_scheduled(const struct policy *p, const char *text, struct policy_decision *d)
 {
 	struct cpumask cpus, bad;
-	char buf[CPULIST_MAX];
-	int r, id;
+	int r = fixed_set(p, SCHEDULED_WHAT, text, d, &cpus), id;
 
-	if (cpulist_parse(text, &cpus) < 0 || cpumask_empty(&cpus))
-		return policy_fail(d, POLICY_ERR_INVALID_ANNOTATION,
-				   "%s cpuset \"%.64s\" is not a non-empty cpulist",
-				   META_RESOURCE_STATUS_ANNOTATION, text);
-	cpumask_andnot(&bad, &cpus, &p->topo->online);
-	if (!cpumask_empty(&bad)) {
-		policy_fmt_mask(&bad, buf, sizeof(buf));
-		return policy_fail(d, POLICY_ERR_CPU_OFFLINE,
-				   "%s CPUs %.128s are not online", META_RESOURCE_STATUS_ANNOTATION,
-				   buf);
-	}
-	cpumask_and(&bad, &cpus, &p->exclusive);
-	if ((id = cpumask_next(&bad, 0)) >= 0)
-		return policy_fail(d, POLICY_ERR_CPU_EXCLUSIVE,
-				   "%s CPU %d is exclusively owned by %.200s",
-				   META_RESOURCE_STATUS_ANNOTATION, id, p->int_owner[id]->name);
+	if (r < 0)
+		return r;
 	cpumask_and(&bad, &cpus, &p->annotated);
 	if ((id = cpumask_next(&bad, 0)) >= 0)
 		return policy_fail(d, POLICY_ERR_CPU_EXCLUSIVE,
-				   "%s CPU %d is pinned by a weka.io/cores-ids pod",
-				   META_RESOURCE_STATUS_ANNOTATION, id);
-	if (topo_nodes_of(p->topo, &cpus, &d->mems) < 0)
-		return policy_fail(d, POLICY_ERR_NUMA_UNRESOLVED,
-				   "no NUMA node known for some of its CPUs");
+				   "%s CPU %d is pinned by a weka.io/cores-ids pod", SCHEDULED_WHAT,
+				   id);
 	r = policy_check_pool(p, &cpus, d);
 	if (r < 0)
 		return r;

@@ -7,10 +7,7 @@ cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}
 CTL=$IT_OUT/cpusetctl
 FIX=${CPUSETD_FIXTURES:-../shared/fixtures}
-failed=0
-ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
-check() { local n=$1; shift; if "$@"; then ok "$n"; else not_ok "$n"; fi; }
+. tests/integration/lib.sh	# check/ok/not_ok only: no cgroups, no root needed
 
 for f in k8s-cases koord-cases; do
 	total=$(grep -c . "$FIX/$f.jsonl")
@@ -35,4 +32,4 @@ check "unknown topology: a failing case, not a crash" \
 "$CTL" allocate >/dev/null 2>&1
 check "no --cases: usage error (exit 2)" test $? -eq 2
 rm -f "$tmp"
-exit $((failed > 0))
+it_done

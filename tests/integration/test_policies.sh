@@ -56,7 +56,7 @@ IT_ANNOTATIONS='{"scheduling.koordinator.sh/resource-status":"{\"cpuset\":\"1\"}
 	pod_start sch2 guaranteed 1000
 check "a conflicting resource-status is refused" wait_for 5 has_error sch2 cpu_exclusive rejected
 check "... and rejected with the reason" \
-	wait_for 5 bash -c "grep -q 'resource-status CPU 1 is exclusively owned' $IT_WORK/pods/$(uid sch2)/containers/app/termination"
+	wait_for 5 bash -c "grep -q 'resource-status cpuset CPU 1 is exclusively owned' $IT_WORK/pods/$(uid sch2)/containers/app/termination"
 pod_stop sch2
 pod_stop sch1
 wait_for 5 allowed_is s1 app 0-1

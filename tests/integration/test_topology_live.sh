@@ -5,10 +5,7 @@ cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}
 CTL=$IT_OUT/cpusetctl
 FIX=${CPUSETD_FIXTURES:-../shared/fixtures}
-failed=0
-ok() { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
-check() { local n=$1; shift; if "$@"; then ok "$n"; else not_ok "$n"; fi; }
+. tests/integration/lib.sh	# check/ok/not_ok only: no cgroups, no root needed
 
 json=$("$CTL" topology --json) || { not_ok "cpusetctl topology --json runs"; exit 1; }
 S=/sys/devices/system
@@ -47,4 +44,4 @@ err=$("$CTL" topology --sysfs /nonexistent 2>&1 >/dev/null); rc=$?
 check "a missing --sysfs directory: exit 1" test "$rc" -eq 1
 check "a missing --sysfs directory: one clear line" \
 	test "$(grep -c . <<<"$err")" -eq 1 -a "$(grep -c 'cannot read a topology under /nonexistent' <<<"$err")" -eq 1
-[ "$failed" -eq 0 ]
+it_done

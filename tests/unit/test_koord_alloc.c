@@ -16,32 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "testlib.h"
 #include "user/koord_alloc.h"
-
-static struct alloc_topo *topo(unsigned s, unsigned n, unsigned c, unsigned t)
-{
-	struct alloc_topo *tp = malloc(sizeof(*tp));
-
-	assert_non_null(tp);
-	assert_int_equal(alloc_topo_generate(s, n, c, t, tp), 0);
-	return tp;
-}
-
-static struct cpumask mask(const char *list)
-{
-	struct cpumask m;
-
-	assert_int_equal(cpulist_parse(list, &m), 0);
-	return m;
-}
-
-static void assert_mask(const struct cpumask *got, const char *want)
-{
-	char buf[CPULIST_MAX];
-
-	cpulist_format(got, buf, sizeof(buf));
-	assert_string_equal(buf, want);
-}
 
 static struct koord_request req(unsigned n, enum koord_bind_policy bind,
 				enum koord_excl_policy excl, enum koord_numa_strategy numa)
@@ -128,17 +104,17 @@ static void test_names(void **state)
 
 static void test_bind_policies(void **state)
 {
-	struct alloc_topo *t = topo(1, 1, 4, 2);
+	struct alloc_topo *t = tl_generate(1, 1, 4, 2);
 	struct koord_request r = req(4, KOORD_BIND_FULL_PCPUS, KOORD_EXCL_NONE,
 				     KOORD_NUMA_MOST_ALLOCATED);
-	struct cpumask got, halves = mask("0,2,4,6");
+	struct cpumask got, halves = tl_mask("0,2,4,6");
 
 	(void)state;
 	got = alloc_ok(t, &t->cpus, NULL, &r);
-	assert_mask(&got, "0-3");
+	tl_assert_mask(&got, "0-3");
 	r.bind = KOORD_BIND_SPREAD_BY_PCPUS;
 	got = alloc_ok(t, &t->cpus, NULL, &r);
-	assert_mask(&got, "0,2,4,6");
+	tl_assert_mask(&got, "0,2,4,6");
 	/* FullPCPUs with no whole core left goes on with logical CPUs */
 	r.bind = KOORD_BIND_FULL_PCPUS;
 	r.n = 3;
@@ -147,7 +123,7 @@ static void test_bind_policies(void **state)
 	/* an odd FullPCPUs request: whole cores, then one more CPU */
 	r.n = 5;
 	got = alloc_ok(t, &t->cpus, NULL, &r);
-	assert_mask(&got, "0-4");
+	tl_assert_mask(&got, "0-4");
 	r.n = 0;
 	got = alloc_ok(t, &t->cpus, NULL, &r);
 	assert_true(cpumask_empty(&got));
@@ -156,10 +132,10 @@ static void test_bind_policies(void **state)
 
 static void test_full_pcpus_only(void **state)
 {
-	struct alloc_topo *t = topo(1, 1, 4, 2);
+	struct alloc_topo *t = tl_generate(1, 1, 4, 2);
 	struct koord_request r = req(3, KOORD_BIND_FULL_PCPUS_ONLY, KOORD_EXCL_NONE,
 				     KOORD_NUMA_MOST_ALLOCATED);
-	struct cpumask got = mask("63"), avail = mask("0-2,4,6-7"), pref = mask("2,6-7");
+	struct cpumask got = tl_mask("63"), avail = tl_mask("0-2,4,6-7"), pref = tl_mask("2,6-7");
 	char reason[160] = "";
 
 	(void)state;
@@ -167,31 +143,31 @@ static void test_full_pcpus_only(void **state)
 			 -EINVAL);
 	assert_non_null(strstr(reason, "FullPCPUsOnly"));
 	assert_non_null(strstr(reason, "multiple"));
-	assert_mask(&got, "63");
+	tl_assert_mask(&got, "63");
 	/* whole free cores 0-1 and 6-7 only: 4 fits, 6 does not */
 	r.n = 4;
 	got = alloc_ok(t, &avail, NULL, &r);
-	assert_mask(&got, "0-1,6-7");
+	tl_assert_mask(&got, "0-1,6-7");
 	r.n = 6;
-	got = mask("63");
+	got = tl_mask("63");
 	assert_int_equal(koord_alloc(t, &avail, NULL, &r, &got, reason, sizeof(reason)), -ENOSPC);
 	assert_non_null(strstr(reason, "whole"));
-	assert_mask(&got, "63");
+	tl_assert_mask(&got, "63");
 	/* half a preferred core is not preferred */
 	r.n = 2;
 	r.preferred = &pref;
-	avail = mask("2-7");
+	avail = tl_mask("2-7");
 	got = alloc_ok(t, &avail, NULL, &r);
-	assert_mask(&got, "6-7");
+	tl_assert_mask(&got, "6-7");
 	free(t);
 }
 
 static void test_errors_leave_ret(void **state)
 {
-	struct alloc_topo *t = topo(1, 1, 4, 2);
+	struct alloc_topo *t = tl_generate(1, 1, 4, 2);
 	struct koord_request r = req(9, KOORD_BIND_FULL_PCPUS, KOORD_EXCL_NONE,
 				     KOORD_NUMA_MOST_ALLOCATED);
-	struct cpumask got = mask("100");
+	struct cpumask got = tl_mask("100");
 	char reason[128] = "";
 
 	(void)state;
@@ -209,17 +185,17 @@ static void test_errors_leave_ret(void **state)
 	r.numa = KOORD__NUMA_COUNT;
 	assert_int_equal(koord_alloc(t, &t->cpus, NULL, &r, &got, reason, sizeof(reason)),
 			 -EINVAL);
-	assert_mask(&got, "100");
+	tl_assert_mask(&got, "100");
 	free(t);
 }
 
 static void test_pcpu_level(void **state)
 {
-	struct alloc_topo *t = topo(1, 1, 8, 2);
+	struct alloc_topo *t = tl_generate(1, 1, 8, 2);
 	struct koord_cpu_usage usage[CPUSETD_MAX_CPUS] = { 0 };
 	struct koord_request r = req(4, KOORD_BIND_SPREAD_BY_PCPUS, KOORD_EXCL_PCPU,
 				     KOORD_NUMA_MOST_ALLOCATED);
-	struct cpumask held = mask("0,2,4"), avail, got;
+	struct cpumask held = tl_mask("0,2,4"), avail, got;
 
 	(void)state;
 	koord_usage_add(usage, &held, KOORD_EXCL_PCPU);
@@ -240,11 +216,11 @@ static void test_pcpu_level(void **state)
 
 static void test_numa_level_and_fallback(void **state)
 {
-	struct alloc_topo *t = topo(2, 1, 4, 2);
+	struct alloc_topo *t = tl_generate(2, 1, 4, 2);
 	struct koord_cpu_usage usage[CPUSETD_MAX_CPUS] = { 0 };
 	struct koord_request r = req(4, KOORD_BIND_SPREAD_BY_PCPUS, KOORD_EXCL_NUMA,
 				     KOORD_NUMA_MOST_ALLOCATED);
-	struct cpumask held = mask("0"), pcpu = mask("10"), both, avail, got;
+	struct cpumask held = tl_mask("0"), pcpu = tl_mask("10"), both, avail, got;
 
 	(void)state;
 	/* node 0 holds a NUMANodeLevel CPU: the pod goes to node 1 */
@@ -254,16 +230,16 @@ static void test_numa_level_and_fallback(void **state)
 	assert_int_equal(in_node(t, &got, 1), 4);
 	r.bind = KOORD_BIND_FULL_PCPUS;
 	got = alloc_ok(t, &avail, usage, &r);
-	assert_mask(&got, "8-11");
+	tl_assert_mask(&got, "8-11");
 	/* both nodes hold one: falls back to keeping off exclusive cores */
-	held = mask("8");
+	held = tl_mask("8");
 	koord_usage_add(usage, &held, KOORD_EXCL_NUMA);
 	koord_usage_add(usage, &pcpu, KOORD_EXCL_PCPU);
 	koord_usage_available(t, usage, 1, &avail);
 	r.bind = KOORD_BIND_SPREAD_BY_PCPUS;
 	r.n = 3;
 	got = alloc_ok(t, &avail, usage, &r);
-	both = mask("0,8,10");
+	both = tl_mask("0,8,10");
 	assert_false(shares_core(t, &got, &both));
 	/* and serves it even when no core is clean */
 	r.n = 13;
@@ -274,18 +250,18 @@ static void test_numa_level_and_fallback(void **state)
 
 static void test_most_vs_least_allocated(void **state)
 {
-	struct alloc_topo *t = topo(2, 2, 4, 2);
+	struct alloc_topo *t = tl_generate(2, 2, 4, 2);
 	struct koord_request r = req(2, KOORD_BIND_FULL_PCPUS, KOORD_EXCL_NONE,
 				     KOORD_NUMA_MOST_ALLOCATED);
-	struct cpumask avail = mask("4-31"), got;
+	struct cpumask avail = tl_mask("4-31"), got;
 
 	(void)state;
 	/* node 0 is half used: bin-packing fills it, spreading avoids its socket */
 	got = alloc_ok(t, &avail, NULL, &r);
-	assert_mask(&got, "4-5");
+	tl_assert_mask(&got, "4-5");
 	r.numa = KOORD_NUMA_LEAST_ALLOCATED;
 	got = alloc_ok(t, &avail, NULL, &r);
-	assert_mask(&got, "16-17");
+	tl_assert_mask(&got, "16-17");
 	r.bind = KOORD_BIND_SPREAD_BY_PCPUS;
 	r.n = 4;
 	got = alloc_ok(t, &avail, NULL, &r);
@@ -299,10 +275,10 @@ static void test_most_vs_least_allocated(void **state)
 
 static void test_distribute_evenly(void **state)
 {
-	struct alloc_topo *t = topo(2, 2, 4, 2);
+	struct alloc_topo *t = tl_generate(2, 2, 4, 2);
 	struct koord_request r = req(8, KOORD_BIND_SPREAD_BY_PCPUS, KOORD_EXCL_NONE,
 				     KOORD_NUMA_DISTRIBUTE_EVENLY);
-	struct cpumask avail = mask("6-31"), got;
+	struct cpumask avail = tl_mask("6-31"), got;
 
 	(void)state;
 	got = alloc_ok(t, &t->cpus, NULL, &r);
@@ -336,7 +312,7 @@ static void test_distribute_evenly(void **state)
 
 static void test_max_ref_count(void **state)
 {
-	struct alloc_topo *t = topo(1, 1, 4, 2);
+	struct alloc_topo *t = tl_generate(1, 1, 4, 2);
 	struct koord_cpu_usage usage[CPUSETD_MAX_CPUS] = { 0 };
 	struct koord_request r = req(6, KOORD_BIND_FULL_PCPUS, KOORD_EXCL_NONE,
 				     KOORD_NUMA_MOST_ALLOCATED);
@@ -357,44 +333,44 @@ static void test_max_ref_count(void **state)
 	koord_usage_add(usage, &got, KOORD_EXCL_PCPU);
 	/* now the first pod's CPUs are held twice: only 6,7 are left */
 	koord_usage_available(t, usage, 2, &avail);
-	assert_mask(&avail, "6-7");
+	tl_assert_mask(&avail, "6-7");
 	r.n = 3;
 	assert_int_equal(koord_alloc(t, &t->cpus, usage, &r, &got, NULL, 0), -ENOSPC);
 	koord_usage_release(usage, &first);
 	koord_usage_available(t, usage, 2, &avail);
-	assert_mask(&avail, "0-7");
+	tl_assert_mask(&avail, "0-7");
 	koord_usage_available(t, usage, 1, &avail);
-	assert_mask(&avail, "");
+	tl_assert_mask(&avail, "");
 	free(t);
 }
 
 static void test_preferred(void **state)
 {
-	struct alloc_topo *t = topo(2, 1, 16, 2);
+	struct alloc_topo *t = tl_generate(2, 1, 16, 2);
 	struct koord_request r = req(2, KOORD_BIND_SPREAD_BY_PCPUS, KOORD_EXCL_NONE,
 				     KOORD_NUMA_MOST_ALLOCATED);
-	struct cpumask pref = mask("11,13,15,17"), avail, got;
+	struct cpumask pref = tl_mask("11,13,15,17"), avail, got;
 
 	(void)state;
 	r.preferred = &pref;
 	got = alloc_ok(t, &t->cpus, NULL, &r);
-	assert_mask(&got, "11,13");
+	tl_assert_mask(&got, "11,13");
 	/* more than preferred: all of them, the rest by the usual rules */
 	r.n = 6;
 	got = alloc_ok(t, &t->cpus, NULL, &r);
 	assert_true(cpumask_subset(&pref, &got));
 	/* preferred CPUs that are not available do not count */
-	pref = mask("40-50");
-	avail = mask("0-39");
+	pref = tl_mask("40-50");
+	avail = tl_mask("0-39");
 	r.n = 2;
 	got = alloc_ok(t, &avail, NULL, &r);
-	assert_mask(&got, "32,34");	/* the fuller node, as without preference */
+	tl_assert_mask(&got, "32,34");	/* the fuller node, as without preference */
 	free(t);
 }
 
 static void test_spread_order(void **state)
 {
-	struct alloc_topo *t = topo(1, 1, 4, 2);
+	struct alloc_topo *t = tl_generate(1, 1, 4, 2);
 	struct koord_request r = req(0, KOORD_BIND_SPREAD_BY_PCPUS, KOORD_EXCL_NONE,
 				     KOORD_NUMA_MOST_ALLOCATED);
 	static const unsigned want[] = { 0, 2, 4, 6, 1, 3, 5, 7 };
@@ -438,7 +414,7 @@ static void random_state(const struct alloc_topo *t, unsigned *seed,
 static void check_one(const struct alloc_topo *t, const struct koord_cpu_usage *usage,
 		      const struct cpumask *avail, const struct koord_request *r)
 {
-	struct cpumask usable, got = mask("1023"), again;
+	struct cpumask usable, got = tl_mask("1023"), again;
 	char reason[160];
 	int ret = koord_alloc(t, avail, usage, r, &got, reason, sizeof(reason));
 
@@ -447,7 +423,7 @@ static void check_one(const struct alloc_topo *t, const struct koord_cpu_usage *
 	if (ret < 0) {
 		assert_int_equal(ret, -ENOSPC);
 		assert_true(reason[0] != '\0');
-		assert_mask(&got, "1023");
+		tl_assert_mask(&got, "1023");
 		if (r->bind != KOORD_BIND_FULL_PCPUS_ONLY)
 			assert_true(r->n > cpumask_weight(&usable));
 		return;
@@ -499,7 +475,7 @@ static void test_properties_small(void **state)
 
 	(void)state;
 	for (unsigned i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
-		struct alloc_topo *t = topo(shapes[i][0], shapes[i][1], shapes[i][2],
+		struct alloc_topo *t = tl_generate(shapes[i][0], shapes[i][1], shapes[i][2],
 					    shapes[i][3]);
 
 		run_properties(t, 400, 7 + i);
@@ -510,7 +486,7 @@ static void test_properties_small(void **state)
 /* 1024 CPUs, 16 nodes: random states, then a node filled pod by pod. */
 static void test_large_topology(void **state)
 {
-	struct alloc_topo *t = topo(2, 8, 32, 2);
+	struct alloc_topo *t = tl_generate(2, 8, 32, 2);
 	struct koord_cpu_usage *usage = calloc(CPUSETD_MAX_CPUS, sizeof(*usage));
 	struct koord_request r = req(32, KOORD_BIND_SPREAD_BY_PCPUS, KOORD_EXCL_NONE,
 				     KOORD_NUMA_DISTRIBUTE_EVENLY);

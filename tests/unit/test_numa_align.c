@@ -17,28 +17,12 @@
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
+#include "testlib.h"
 #include "user/numa_align.h"
-
-static struct alloc_topo *gen(unsigned s, unsigned nps, unsigned cpn, unsigned cpc)
-{
-	struct alloc_topo *t = calloc(1, sizeof(*t));
-
-	assert_non_null(t);
-	assert_int_equal(alloc_topo_generate(s, nps, cpn, cpc, t), 0);
-	return t;
-}
-
-static struct cpumask set(const char *list)
-{
-	struct cpumask m;
-
-	assert_int_equal(cpulist_parse(list, &m), 0);
-	return m;
-}
 
 static struct numa_hint hint(const char *nodes, bool preferred)
 {
-	return (struct numa_hint){ .nodes = set(nodes), .preferred = preferred };
+	return (struct numa_hint){ .nodes = tl_mask(nodes), .preferred = preferred };
 }
 
 static struct numa_hints list_of(const struct numa_hint *h, size_t n)
@@ -61,7 +45,7 @@ static int admit_cpus(const struct alloc_topo *t, enum numa_policy pol, const ch
 		      struct numa_hint *ret, char *why, size_t why_len)
 {
 	struct numa_hints pv[4];
-	struct cpumask a = avail ? set(avail) : t->cpus;
+	struct cpumask a = avail ? tl_mask(avail) : t->cpus;
 
 	assert_int_equal(numa_cpu_hints(t, &a, NULL, n, &pv[0]), 0);
 	for (size_t i = 0; i < n_extra; i++)
@@ -115,7 +99,7 @@ static void test_names(void **state)
  * {01: True}, {10: True}, {11: False}. */
 static void test_doc_hints_two_nodes(void **state)
 {
-	struct alloc_topo *t = gen(1, 2, 2, 2);	/* nodes 0: 0-3, 1: 4-7 */
+	struct alloc_topo *t = tl_generate(1, 2, 2, 2);	/* nodes 0: 0-3, 1: 4-7 */
 	struct numa_hints h;
 	struct numa_hint out[8];
 
@@ -141,10 +125,10 @@ static void test_doc_hints_two_nodes(void **state)
  * them on the empty machine. restricted refuses, best-effort admits. */
 static void test_doc_fragmented_only_unpreferred(void **state)
 {
-	struct alloc_topo *t = gen(1, 2, 2, 2);
+	struct alloc_topo *t = tl_generate(1, 2, 2, 2);
 	struct numa_hint out[4], best, keep;
 	struct numa_hints h;
-	struct cpumask a = set("3,7");
+	struct cpumask a = tl_mask("3,7");
 	char why[256] = "";
 
 	(void)state;
@@ -168,7 +152,7 @@ static void test_doc_fragmented_only_unpreferred(void **state)
 /* seeds/001 "Policy.Merge": Container0 and Container1, cpu + gpu + nic. */
 static void test_doc_merge_table(void **state)
 {
-	struct alloc_topo *t = gen(1, 2, 2, 2);
+	struct alloc_topo *t = tl_generate(1, 2, 2, 2);
 	struct numa_hint both[] = { hint("0", true), hint("1", true) }, one[] = { hint("1", true) };
 	struct numa_hints c0[] = { list_of(both, 2), list_of(both, 2) };
 	struct numa_hints c1[] = { list_of(one, 1), list_of(one, 1) };
@@ -192,7 +176,7 @@ static void test_doc_merge_table(void **state)
 
 static void test_single_node_fit_preferred(void **state)
 {
-	struct alloc_topo *t = gen(1, 2, 2, 2);
+	struct alloc_topo *t = tl_generate(1, 2, 2, 2);
 	struct numa_hint best;
 
 	(void)state;
@@ -212,10 +196,10 @@ static void test_single_node_fit_preferred(void **state)
  * request: 6 CPUs > 4 per node, so {0,1} is the preferred fit. */
 static void test_span_two_nodes(void **state)
 {
-	struct alloc_topo *t = gen(1, 2, 2, 2);
+	struct alloc_topo *t = tl_generate(1, 2, 2, 2);
 	struct numa_hint best, out[4];
 	struct numa_hints h;
-	struct cpumask a = set("0-1,4-6");
+	struct cpumask a = tl_mask("0-1,4-6");
 
 	(void)state;
 	assert_int_equal(numa_cpu_hints(t, &t->cpus, NULL, 6, &h), 0);
@@ -236,7 +220,7 @@ static void test_span_two_nodes(void **state)
 
 static void test_restricted_refusal(void **state)
 {
-	struct alloc_topo *t = gen(1, 4, 2, 2);	/* 4 nodes × 4 CPUs */
+	struct alloc_topo *t = tl_generate(1, 4, 2, 2);	/* 4 nodes × 4 CPUs */
 	struct numa_hint best;
 	char why[256];
 
@@ -256,7 +240,7 @@ static void test_restricted_refusal(void **state)
 /* single-numa-node keeps only one-node preferred hints. */
 static void test_single_numa_refuses_two_node_fit(void **state)
 {
-	struct alloc_topo *t = gen(1, 2, 2, 2);
+	struct alloc_topo *t = tl_generate(1, 2, 2, 2);
 	struct numa_hint best;
 	char why[256];
 
@@ -278,7 +262,7 @@ static void test_single_numa_refuses_two_node_fit(void **state)
  * affinity (kubelet: nil), and admitted. */
 static void test_single_numa_one_node_machine(void **state)
 {
-	struct alloc_topo *t = gen(1, 1, 2, 2);
+	struct alloc_topo *t = tl_generate(1, 1, 2, 2);
 	struct numa_hint best;
 
 	(void)state;
@@ -292,7 +276,7 @@ static void test_single_numa_one_node_machine(void **state)
 
 static void test_best_effort_admits_non_preferred(void **state)
 {
-	struct alloc_topo *t = gen(1, 2, 2, 2);
+	struct alloc_topo *t = tl_generate(1, 2, 2, 2);
 	struct numa_hint best;
 
 	(void)state;
@@ -307,7 +291,7 @@ static void test_best_effort_admits_non_preferred(void **state)
 
 static void test_none_policy(void **state)
 {
-	struct alloc_topo *t = gen(1, 2, 2, 2);
+	struct alloc_topo *t = tl_generate(1, 2, 2, 2);
 	struct numa_hint best;
 
 	(void)state;
@@ -322,8 +306,8 @@ static void test_none_policy(void **state)
 /* Reusable CPUs (restart, init containers) pin their nodes into every hint. */
 static void test_reusable(void **state)
 {
-	struct alloc_topo *t = gen(1, 2, 2, 2);
-	struct cpumask a = set("0-3,6-7"), r = set("5");
+	struct alloc_topo *t = tl_generate(1, 2, 2, 2);
+	struct cpumask a = tl_mask("0-3,6-7"), r = tl_mask("5");
 	struct numa_hints h;
 	struct numa_hint out[4], best;
 
@@ -344,7 +328,7 @@ static void test_reusable(void **state)
 /* CPU + a device provider. */
 static void test_merge_two_providers(void **state)
 {
-	struct alloc_topo *t = gen(1, 4, 2, 2);	/* 4 nodes × 4 CPUs */
+	struct alloc_topo *t = tl_generate(1, 4, 2, 2);	/* 4 nodes × 4 CPUs */
 	struct numa_hint dev[] = { hint("2", true), hint("3", true) }, dev3[] = { hint("3", true) };
 	struct numa_hint mem[] = { hint("0-1", true), hint("0-3", false) };
 	struct numa_hints d = list_of(dev, 2), d3 = list_of(dev3, 1), m = list_of(mem, 2);
@@ -386,12 +370,12 @@ static void test_merge_two_providers(void **state)
 /* prefer-closest-numa-nodes: among 2-node fits, the closest pair wins. */
 static void test_prefer_closest(void **state)
 {
-	struct alloc_topo *t = gen(1, 4, 2, 2);
+	struct alloc_topo *t = tl_generate(1, 4, 2, 2);
 	uint8_t dist[ALLOC_MAX_NODES][ALLOC_MAX_NODES] = { { 0 } };
 	struct numa_opts opts = { .prefer_closest = true, .distance = dist };
 	struct numa_hints h;
 	struct numa_hint best;
-	struct cpumask busy0 = set("4-15");
+	struct cpumask busy0 = tl_mask("4-15");
 
 	(void)state;
 	for (unsigned i = 0; i < 4; i++)
@@ -428,7 +412,7 @@ static double now_us(void)
 
 static void test_sixteen_nodes(void **state)
 {
-	struct alloc_topo *t = gen(2, 8, 32, 2);	/* 16 nodes × 64 CPUs */
+	struct alloc_topo *t = tl_generate(2, 8, 32, 2);	/* 16 nodes × 64 CPUs */
 	struct numa_hint best, dev[] = { hint("9", true), hint("14", true) };
 	struct numa_hints d = list_of(dev, 2);
 	double t0;
@@ -455,7 +439,7 @@ static void test_sixteen_nodes(void **state)
 
 static void test_sixty_four_nodes(void **state)
 {
-	struct alloc_topo *t = gen(4, 16, 4, 4);	/* 64 nodes × 16 CPUs */
+	struct alloc_topo *t = tl_generate(4, 16, 4, 4);	/* 64 nodes × 16 CPUs */
 	struct numa_hint best, dev[] = { hint("61-63", true) };
 	struct numa_hints d = list_of(dev, 1), h;
 	double t0;
@@ -503,7 +487,7 @@ static uint64_t rnd(void)
 
 static void test_sixty_four_nodes_brute(void **state)
 {
-	struct alloc_topo *t = gen(4, 16, 4, 4);
+	struct alloc_topo *t = tl_generate(4, 16, 4, 4);
 
 	(void)state;
 	for (int trial = 0; trial < 40; trial++) {
@@ -572,7 +556,7 @@ static void test_pod_cpus(void **state)
 
 static void test_pod_scope(void **state)
 {
-	struct alloc_topo *t = gen(1, 2, 2, 2);
+	struct alloc_topo *t = tl_generate(1, 2, 2, 2);
 	const struct numa_container c[] = { { 2, NUMA_CONTAINER_APP }, { 3, NUMA_CONTAINER_APP } };
 	const struct numa_container big[] = { { 2, NUMA_CONTAINER_APP }, { 5, NUMA_CONTAINER_APP } };
 	struct numa_hint out[2], keep[2];
@@ -611,10 +595,10 @@ static void test_pod_scope(void **state)
 
 static void test_bad_input(void **state)
 {
-	struct alloc_topo *t = gen(1, 2, 2, 2);
+	struct alloc_topo *t = tl_generate(1, 2, 2, 2);
 	struct numa_hint best, bad[] = { hint("7", true) };
 	struct numa_hints pv[2], l = list_of(bad, 1);
-	struct cpumask a = set("0-8");
+	struct cpumask a = tl_mask("0-8");
 
 	(void)state;
 	assert_int_equal(numa_cpu_hints(t, &a, NULL, 2, &pv[0]), -EINVAL);

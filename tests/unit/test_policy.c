@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "testlib.h"
 #include "user/policy.h"
 
 static struct topology *mk_topo(unsigned nodes, unsigned cores, unsigned threads)
@@ -81,21 +82,12 @@ static struct policy_request shared(const char *id)
 					.period_us = 100000 };
 }
 
-static void assert_mask(const struct cpumask *m, const char *want)
-{
-	char buf[CPULIST_MAX];
-
-	cpulist_format(m, buf, sizeof(buf));
-	if (strcmp(buf, want) != 0)
-		fail_msg("cpus \"%s\", want \"%s\"", buf, want);
-}
-
 static void assert_pool(const struct policy *p, const char *want)
 {
 	struct cpumask pool;
 
 	policy_shared_pool(p, &pool);
-	assert_mask(&pool, want);
+	tl_assert_mask(&pool, want);
 }
 
 /* --- classification --- */
@@ -159,10 +151,10 @@ static void test_annotated_refcount(void **state)
 
 	(void)state;
 	assert_int_equal(policy_admit(f.p, &a, &d), 0);
-	assert_mask(&d.cpus, "2-5");
-	assert_mask(&d.mems, "0-1");	/* spans both nodes */
+	tl_assert_mask(&d.cpus, "2-5");
+	tl_assert_mask(&d.mems, "0-1");	/* spans both nodes */
 	assert_int_equal(policy_admit(f.p, &b, &d), 0);
-	assert_mask(&d.mems, "1");
+	tl_assert_mask(&d.mems, "1");
 	assert_int_equal(policy_annot_ref(f.p, 5), 2);
 	assert_pool(f.p, "0-1,7");
 	assert_true(policy_release(f.p, "a"));	/* 2-4 freed */
@@ -198,13 +190,13 @@ static void test_integer_whole_cores_in_one_node(void **state)
 
 	(void)state;
 	assert_int_equal(policy_admit(f.p, &a, &d), 0);
-	assert_mask(&d.cpus, "0-1");		/* one whole core */
-	assert_mask(&d.mems, "0");
+	tl_assert_mask(&d.cpus, "0-1");		/* one whole core */
+	tl_assert_mask(&d.mems, "0");
 	assert_int_equal(policy_admit(f.p, &b, &d), 0);
-	assert_mask(&d.cpus, "2-4");		/* a core, then a thread */
+	tl_assert_mask(&d.cpus, "2-4");		/* a core, then a thread */
 	assert_int_equal(policy_admit(f.p, &c, &d), 0);
-	assert_mask(&d.cpus, "8-13");		/* node1 is the only fit */
-	assert_mask(&d.mems, "1");
+	tl_assert_mask(&d.cpus, "8-13");		/* node1 is the only fit */
+	tl_assert_mask(&d.mems, "1");
 	assert_string_equal(policy_int_owner(f.p, 9), "c");
 	assert_pool(f.p, "5-7,14-15");
 	fx_free(&f);
@@ -218,8 +210,8 @@ static void test_integer_spans_nodes_when_needed(void **state)
 
 	(void)state;
 	assert_int_equal(policy_admit(f.p, &a, &d), 0);
-	assert_mask(&d.cpus, "0-2");
-	assert_mask(&d.mems, "0-1");
+	tl_assert_mask(&d.cpus, "0-2");
+	tl_assert_mask(&d.mems, "0-1");
 	fx_free(&f);
 }
 
@@ -231,9 +223,9 @@ static void test_integer_release_returns_cpus(void **state)
 
 	(void)state;
 	assert_int_equal(policy_admit(f.p, &s, &d), 0);
-	assert_mask(&d.cpus, "0-1");
+	tl_assert_mask(&d.cpus, "0-1");
 	assert_int_equal(policy_admit(f.p, &a, &d), 0);
-	assert_mask(&d.cpus, "0");
+	tl_assert_mask(&d.cpus, "0");
 	assert_pool(f.p, "1");
 	assert_true(policy_release(f.p, "a"));
 	assert_pool(f.p, "0-1");
@@ -368,7 +360,7 @@ static void test_sandbox_never_rejected(void **state)
 	assert_true(d.reject);
 	assert_int_equal(policy_admit(f.p, &sb, &d), 0);
 	assert_false(d.reject);
-	assert_mask(&d.cpus, "0");
+	tl_assert_mask(&d.cpus, "0");
 	fx_free(&f);
 }
 
@@ -412,17 +404,17 @@ static void test_recover_keeps_valid_exclusive(void **state)
 	cpulist_parse("0-7", &cur[4]);	/* runtime default: gets fresh CPUs */
 	cpulist_parse("1", &cur[5]);
 	assert_int_equal(policy_recover(f.p, reqs, cur, order, 6, d), 0);
-	assert_mask(&d[1].cpus, "4-5");
-	assert_mask(&d[2].cpus, "6");
+	tl_assert_mask(&d[1].cpus, "4-5");
+	tl_assert_mask(&d[2].cpus, "6");
 	assert_int_equal(d[2].err, POLICY_OK);
 	assert_int_equal(d[3].kind, CPUSETD_KIND_INTEGER);
-	assert_mask(&d[3].cpus, "0");
+	tl_assert_mask(&d[3].cpus, "0");
 	assert_int_equal(cpumask_weight(&d[4].cpus), 2);
 	assert_false(cpumask_intersects(&d[3].cpus, &d[4].cpus));
 	/* Shared containers get the final pool, not the one seen mid-way. */
 	assert_true(cpumask_equal(&d[0].cpus, &d[5].cpus));
 	assert_pool(f.p, "3,7");
-	assert_mask(&d[0].cpus, "3,7");
+	tl_assert_mask(&d[0].cpus, "3,7");
 	fx_free(&f);
 }
 
@@ -438,7 +430,7 @@ static void test_recover_kept_integer_beats_annotation(void **state)
 	cpulist_parse("1-2", &cur[0]);
 	cpulist_parse("2", &cur[1]);
 	assert_int_equal(policy_recover(f.p, reqs, cur, order, 2, d), 0);
-	assert_mask(&d[1].cpus, "2");	/* the running exclusive container stays */
+	tl_assert_mask(&d[1].cpus, "2");	/* the running exclusive container stays */
 	assert_int_equal(d[0].err, POLICY_ERR_CPU_EXCLUSIVE);
 	fx_free(&f);
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "testlib.h"
 #include "user/config.h"
 #include "user/policy.h"
 
@@ -89,15 +90,6 @@ static void cores_of(const struct cpumask *cpus, unsigned *ret_cores, unsigned *
 		if (cpumask_subset(topo_core_cpus(topo, core), cpus))
 			(*ret_whole)++;
 	}
-}
-
-static void assert_mask(const struct cpumask *m, const char *want)
-{
-	char buf[CPULIST_MAX];
-
-	cpulist_format(m, buf, sizeof(buf));
-	if (strcmp(buf, want))
-		fail_msg("cpus \"%s\", want \"%s\"", buf, want);
 }
 
 /* --- bind policies --- */
@@ -323,7 +315,7 @@ static void test_isolated_and_reserved(void **state)
 	cpulist_parse("0-1", &c.reserved_cpus);
 	p = mk(&c);
 	policy_shared_pool(p, &pool);
-	assert_mask(&pool, "0-55");			/* reserved stay, isolated never */
+	tl_assert_mask(&pool, "0-55");			/* reserved stay, isolated never */
 	d = admit(p, integer("plain", "p1", 2, NULL), 0);
 	assert_false(cpumask_intersects(&d.cpus, &topo->isolated));
 	assert_false(cpumask_intersects(&d.cpus, &c.reserved_cpus));
@@ -375,6 +367,45 @@ static void test_be_pool_and_lsr(void **state)
 	policy_free(p);
 }
 
+/* --- scheduler-made allocations (resource-status) --- */
+
+static void test_scheduled(void **state)
+{
+	struct pod_policy_ann s1 = { .has_status_cpuset = true, .status_cpuset = "10-13" };
+	struct pod_policy_ann s2 = { .has_status_cpuset = true, .status_cpuset = "13-14" };
+	struct pod_policy_ann s3 = { .has_status_cpuset = true, .status_cpuset = "20" };
+	struct pod_policy_ann s4 = { .has_status_cpuset = true, .status_cpuset = "60-70" };
+	struct pod_policy_ann s5 = { .has_status_cpuset = true, .status_cpuset = "1-" };
+	struct policy_request pin = { .container_id = "pin", .name = "pin", .pod_uid = "pin",
+				      .cores_ids = "20", .qos = CGFS_QOS_BURSTABLE, .quota_us = -1 };
+	struct policy_config c = base_cfg();
+	struct policy *p = mk(&c);
+	struct policy_decision d;
+	struct policy_request r;
+
+	(void)state;
+	r = integer("s1", "p1", 4, &s1);
+	d = admit(p, r, 0);
+	tl_assert_mask(&d.cpus, "10-13");		/* verbatim, not re-picked */
+	tl_assert_mask(&d.mems, "1");
+	assert_int_equal(d.kind, CPUSETD_KIND_INTEGER);
+	r = integer("s2", "p2", 2, &s2);
+	d = admit(p, r, -EBUSY);
+	assert_int_equal(d.err, POLICY_ERR_CPU_EXCLUSIVE);
+	assert_non_null(strstr(d.reason, "CPU 13 is exclusively owned by s1"));
+	admit(p, pin, 0);
+	d = admit(p, integer("s3", "p3", 1, &s3), -EBUSY);
+	assert_non_null(strstr(d.reason, "pinned by a weka.io/cores-ids pod"));
+	d = admit(p, integer("s4", "p4", 11, &s4), -ENXIO);
+	assert_int_equal(d.err, POLICY_ERR_CPU_OFFLINE);
+	d = admit(p, integer("s5", "p5", 1, &s5), -EINVAL);
+	assert_int_equal(d.err, POLICY_ERR_INVALID_ANNOTATION);
+	/* An integer container never gets scheduled CPUs. */
+	d = admit(p, integer("i", "pi", 8, NULL), 0);
+	assert_false(cpumask_intersects(&d.cpus, &policy_lookup(p, "s1")->cpus));
+	policy_free(p);
+}
+
 /* --- kubelet takeover and kubelet-compatible mode --- */
 
 static void test_kubelet_takeover(void **state)
@@ -397,7 +428,7 @@ static void test_kubelet_takeover(void **state)
 	cpulist_parse("0-1", &c.reserved_cpus);
 	p = mk(&c);
 	assert_int_equal(policy_recover(p, reqs, cur, order, 2, d), 0);
-	assert_mask(&d[0].cpus, "40-41");		/* kubelet's choice kept */
+	tl_assert_mask(&d[0].cpus, "40-41");		/* kubelet's choice kept */
 	assert_false(cpumask_intersects(&d[1].cpus, &bad));	/* invalid: allocated afresh */
 	assert_int_equal(cpumask_weight(&d[1].cpus), 2);
 	policy_free(p);
@@ -414,9 +445,9 @@ static void test_kubelet_compat(void **state)
 	p = mk(&c);
 	/* kubelet packs: a whole NUMA node's 8 CPUs, then cores. */
 	d = admit(p, integer("a", "pa", 8, NULL), 0);
-	assert_mask(&d.cpus, "0-7");
+	tl_assert_mask(&d.cpus, "0-7");
 	d = admit(p, integer("b", "pb", 2, NULL), 0);
-	assert_mask(&d.cpus, "8-9");
+	tl_assert_mask(&d.cpus, "8-9");
 	policy_free(p);
 
 	c.alloc.kubelet.full_pcpus_only = true;
@@ -508,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_pod_scope),
 		cmocka_unit_test(test_isolated_and_reserved),
 		cmocka_unit_test(test_be_pool_and_lsr),
+		cmocka_unit_test(test_scheduled),
 		cmocka_unit_test(test_kubelet_takeover),
 		cmocka_unit_test(test_kubelet_compat),
 		cmocka_unit_test(test_stable_under_arrival_order),

@@ -1,0 +1,44 @@
+/*
+ * Helpers shared by the cmocka unit tests; include after <cmocka.h>.
+ * Each fails the running test on bad input rather than returning an error.
+ */
+#ifndef CPUSETD_TESTLIB_H
+#define CPUSETD_TESTLIB_H
+
+#include <stdlib.h>
+#include <string.h>
+#include "user/alloc_topo.h"
+#include "user/cpumask.h"
+
+/* A heap alloc_topo_generate() topology (free() it). */
+static inline struct alloc_topo *tl_generate(unsigned sockets, unsigned nodes_per_socket,
+					     unsigned cores_per_node, unsigned cpus_per_core)
+{
+	struct alloc_topo *t = calloc(1, sizeof(*t));
+
+	assert_non_null(t);
+	assert_int_equal(alloc_topo_generate(sockets, nodes_per_socket, cores_per_node,
+					     cpus_per_core, t), 0);
+	return t;
+}
+
+/* The set a cpulist names. */
+static inline struct cpumask tl_mask(const char *list)
+{
+	struct cpumask m;
+
+	assert_int_equal(cpulist_parse(list, &m), 0);
+	return m;
+}
+
+/* Fails unless m formats as want (canonical cpulist). */
+static inline void tl_assert_mask(const struct cpumask *m, const char *want)
+{
+	char buf[CPULIST_MAX];
+
+	assert_true(cpulist_format(m, buf, sizeof(buf)) >= 0);
+	if (strcmp(buf, want) != 0)
+		fail_msg("cpus \"%s\", want \"%s\"", buf, want);
+}
+
+#endif
