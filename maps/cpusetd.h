@@ -14,7 +14,7 @@
 #ifndef CPUSETD_MAPS_H
 #define CPUSETD_MAPS_H
 
-#define CPUSETD_LAYOUT_VERSION	1
+#define CPUSETD_LAYOUT_VERSION	2
 
 /* Largest logical CPU id + 1 the daemon supports (topology limit). */
 #define CPUSETD_MAX_CPUS	1024
@@ -63,6 +63,86 @@ struct cpusetd_placement {
 struct cpusetd_bpf_health {
 	__u64 events_sent;
 	__u64 events_lost;	/* ring buffer full: user space resyncs */
+};
+
+/*
+ * Telemetry (bpf/telemetry.bpf.c): noisy-neighbour figures, attributed to
+ * the task being measured (the wakee, the incoming task), never to
+ * `current`. Pinned under <pin_dir>/v<CPUSETD_LAYOUT_VERSION>/.
+ */
+
+/* Run-queue wait histogram: log2 of microseconds. Slot 0 counts waits
+ * under 2 µs, slot k (1 <= k < last) waits in [2^k, 2^(k+1)) µs, the last
+ * slot everything from 2^(CPUSETD_HIST_SLOTS-1) µs (~67 s) up. */
+#define CPUSETD_HIST_SLOTS	27
+
+/*
+ * cpu_stats: array indexed by logical CPU id (CPUSETD_MAX_CPUS entries);
+ * each CPU writes only its own slot, so no atomics are needed.
+ * Monotonic counters since the programs were loaded (a reused pinned map
+ * keeps counting across daemon restarts).
+ */
+struct cpusetd_cpu_stats {
+	__u64 switches;		/* context switches (sched_switch) */
+	__u64 preemptions;	/* involuntary: prev was still runnable */
+	__u64 cross_switches;	/* prev and next in different cgroups */
+	__u64 busy_ns;		/* time running anything but the idle task */
+	__u64 rq_wait_ns;	/* run-queue wait of tasks switched in here */
+	__u64 rq_wait_count;	/* waits summed in rq_wait_ns */
+	__u64 foreign_ns;	/* CPU with an owner: user tasks of other cgroups */
+	__u64 kthread_ns;	/* CPU with an owner: kernel threads */
+	__u64 rq_wait_hist[CPUSETD_HIST_SLOTS];
+	__u64 pad;
+};
+
+/*
+ * cgroup_stats: hash keyed by cgroup id (__u64), for cgroups that have a
+ * placement entry (managed containers). Updated from every CPU: atomics.
+ */
+struct cpusetd_cgroup_stats {
+	__u64 cpu_ns;		/* time its tasks ran */
+	__u64 rq_wait_ns;	/* run-queue wait of its tasks */
+	__u64 rq_wait_count;
+	__u64 preempted;	/* its task was switched out while runnable, for
+				 * a task of another cgroup */
+	__u64 violations;	/* its task switched in on a CPU outside the
+				 * placement cpumask */
+	__u64 last_violation_cpu;	/* CPU of the latest violation */
+	__u64 numa_migrations;	/* its task moved between CPUs of different
+				 * NUMA nodes (sched_migrate_task) */
+	__u64 rq_wait_hist[CPUSETD_HIST_SLOTS];
+	__u64 pad;
+};
+
+/*
+ * cpu_owner: array indexed by logical CPU id, written by user space:
+ * the container that owns the CPU exclusively (integer containers and
+ * scheduled cpusets), or cgroup_id 0 for pool CPUs. BPF uses it to tell
+ * foreign time from the owner's.
+ */
+struct cpusetd_cpu_owner {
+	__u64 cgroup_id;	/* owner's cgroup id; 0 = not exclusive */
+	__u32 kind;		/* enum cpusetd_kind of the owner */
+	__u32 pad;
+};
+
+/* foreign: LRU hash of who ran on an owned CPU that was not its owner. */
+struct cpusetd_foreign_key {
+	__u32 cpu;
+	__u32 pad;
+	__u64 cgroup_id;	/* the intruder's cgroup (any hierarchy level) */
+};
+
+struct cpusetd_foreign {
+	__u64 ns;		/* time it ran there */
+	__u64 switches;		/* times it was switched in there */
+};
+
+/* cpu_node: array indexed by logical CPU id, written by user space at
+ * start: the CPU's NUMA node (for numa_migrations); unset = node 0. */
+struct cpusetd_cpu_node {
+	__u32 node;
+	__u32 pad;
 };
 
 #endif /* CPUSETD_MAPS_H */
