@@ -6,7 +6,12 @@ set -eu
 
 PKGS="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libsystemd-dev libcmocka-dev libjson-c-dev libinih-dev runc busybox-static
-systemd util-linux procps jq python3 bzip2 tar"
+systemd util-linux procps jq python3 bzip2 tar
+prometheus prometheus-node-exporter curl"
+
+# Packages that ship a service we only run by hand in tests (promtool and
+# node_exporter for the textfile export test): never start or enable them.
+SERVICE_PKGS="prometheus prometheus-node-exporter"
 
 missing=""
 for p in $PKGS; do
@@ -18,5 +23,26 @@ done
 echo "deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
+# Debian's maintainer scripts start services through invoke-rc.d /
+# deb-systemd-invoke, which honour policy-rc.d (exit 101 = do not start);
+# provide one for the install unless the machine already has its own.
+policy=/usr/sbin/policy-rc.d
+own_policy=
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 0755 "$policy" && own_policy=1
+fi
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing
+apt-get install -y -qq --no-install-recommends $missing || rc=$?
+[ -n "$own_policy" ] && rm -f "$policy"
+[ "${rc:-0}" -eq 0 ] || exit "$rc"
+# Their postinst still enables the units (deb-systemd-helper) and the SysV
+# links: undo that for the ones installed now (systemctl disable works
+# without a running systemd too), and stop them should a running systemd
+# have started them anyway. A service someone installed before is left
+# alone.
+for p in $SERVICE_PKGS; do
+	case " $missing " in *" $p "*) ;; *) continue ;; esac
+	now=
+	[ -d /run/systemd/system ] && now=--now
+	systemctl disable $now "$p.service" >/dev/null 2>&1 || true
+done

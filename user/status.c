@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "controller.h"
+#include "files.h"
 #include "status.h"
 #include "strmap.h"
 #include "topology_json.h"
@@ -166,46 +167,16 @@ static json_object *build(const struct controller *c)
 	return o;
 }
 
-/* Writes text to dir/name via dir/.name.tmp and rename(2). */
-static int write_atomic(const char *dir, const char *name, const char *text)
-{
-	char tmp[PATH_MAX], dst[PATH_MAX];
-	size_t len = strlen(text), off = 0;
-	int fd, r = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= (int)sizeof(tmp) ||
-	    snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		off += (size_t)n;
-	}
-	if (close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && rename(tmp, dst) < 0)
-		r = -errno;
-	if (r)
-		unlink(tmp);
-	return r;
-}
-
 int status_write(const struct controller *c, const char *state_dir)
 {
 	json_object *o = build(c);
+	const char *text;
 	int r;
 
 	if (!o)
 		return -ENOMEM;
-	r = write_atomic(state_dir, STATUS_FILE,
-			 json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	r = text ? files_write_atomic(state_dir, STATUS_FILE, text, strlen(text), 0644) : -ENOMEM;
 	json_object_put(o);
 	return r;
 }
