@@ -43,6 +43,7 @@ LIB_SRCS := user/cpumask.c user/strmap.c user/log.c user/topology.c user/topolog
 LIB_SRCS += user/numa_align.c
 LIB_SRCS += user/files.c
 LIB_SRCS += user/kube_alloc.c user/kube_alloc_numa.c user/kube_alloc_static.c
+LIB_SRCS += user/export_koord.c
 DAEMON_SRCS := user/main.c user/controller.c user/status.c user/bpf_events.c
 CTL_SRCS := tools/cpusetctl.c tools/ctl_topology.c tools/ctl_allocate.c \
 	    tools/ctl_case_kube.c tools/ctl_case_koord.c
