@@ -45,6 +45,7 @@ LIB_SRCS += user/files.c
 LIB_SRCS += user/kube_alloc.c user/kube_alloc_numa.c user/kube_alloc_static.c
 LIB_SRCS += user/export_koord.c
 DAEMON_SRCS := user/main.c user/controller.c user/status.c user/bpf_events.c
+DAEMON_SRCS += user/status_detail.c user/export_koord_write.c
 CTL_SRCS := tools/cpusetctl.c tools/ctl_topology.c tools/ctl_allocate.c \
 	    tools/ctl_case_kube.c tools/ctl_case_koord.c
 TEST_SRCS := $(wildcard tests/unit/test_*.c)

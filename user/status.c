@@ -14,7 +14,9 @@
 #include <unistd.h>
 #include "controller.h"
 #include "files.h"
+#include "export_koord_write.h"
 #include "status.h"
+#include "status_detail.h"
 #include "strmap.h"
 #include "topology_json.h"
 
@@ -100,6 +102,7 @@ static json_object *container_obj(const struct controller *c, const struct conta
 	add(o, "mems", cpumask_json(&ct->d.mems));
 	add(o, "cgroup", json_object_new_string(ct->path));
 	add(o, "error", ct->d.err ? error_obj(ct, false) : NULL);
+	add(o, "decision", status_decision_obj(c, ct));
 	return o;
 }
 
@@ -146,7 +149,7 @@ static json_object *build(const struct controller *c)
 	add(o, "version", json_object_new_int(1));
 	add(o, "updated", json_object_new_double((double)ts.tv_sec + ts.tv_nsec / 1e9));
 	add(o, "daemon", daemon_obj(c));
-	add(o, "topology", topo_json(c->topo, false));
+	add(o, "topology", topo_json(c->topo, true));
 	policy_shared_pool(c->policy, &m);
 	add(o, "shared_pool", cpumask_json(&m));
 	policy_be_pool(c->policy, &m);
@@ -178,5 +181,6 @@ int status_write(const struct controller *c, const char *state_dir)
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	r = text ? files_write_atomic(state_dir, STATUS_FILE, text, strlen(text), 0644) : -ENOMEM;
 	json_object_put(o);
-	return r;
+	/* topology.json goes with every status.json, for Koordinator agents */
+	return r < 0 ? r : export_koord_write(c, state_dir);
 }

@@ -22,7 +22,10 @@
  *                "isolated": "<cpulist>", "online_count": N, "cores": N,
  *                "packages": N, "threads_per_core": N,
  *                "numa_nodes": {"<id>": "<cpulist>", ...},
- *                "memory_nodes": "<node list>"}   (user/topology_json.h)
+ *                "memory_nodes": "<node list>",
+ *                "distances": {"<id>": [N, ...]},
+ *                "cpus": [{"id", "online", "core", "package", "die",
+ *                          "node", "l3"}, ...]}   (user/topology_json.h)
  *   "shared_pool": "<cpulist>",
  *   "be_pool": "<cpulist>",
  *   "reserved": "<cpulist>",
@@ -34,7 +37,16 @@
  *      "qos_class": "LSE"|"LSR"|"LS"|"BE"|"SYSTEM"|"", "cpus": "<cpulist>",
  *      "mems": "<cpulist>" ("" = left as is), "cgroup": "<path>",
  *      "error": null | {"reason": "<label>", "message": "...",
- *                       "action": "rejected"|"shared"}}, ...],
+ *                       "action": "rejected"|"shared"},
+ *      "decision": {"rule": "sandbox"|"invalid_annotation"|"cores_ids"|
+ *                      "resource_status"|"qos_class"|"integer"|
+ *                      "besteffort_pool"|"default_shared",
+ *                   "cpu_quota_us": N (-1 none), "cpu_period_us": N,
+ *                   "n_cpus": N (integer, else 0),
+ *                   "exclusive_policy": "None"|"PCPULevel"|"NUMANodeLevel"|"",
+ *                   "pod_affinity": bool, "numa_nodes": "<node list>",
+ *                   "annotations": {"<key>": "<value as given>", ...}}
+ *                  (user/status_detail.h)}, ...],
  *   "errors": [ {"container_id", "namespace", "pod", "container",
  *                "reason", "message", "action"}, ...],
  *   "counters": {"events": N, "events_lost": N, "resyncs": N,
@@ -43,6 +55,8 @@
  *   "convergence": {"count": N, "last_ns": N,
  *                   "recent_ns": [N, ...]}   (newest last, at most 1024)
  * }
+ * Every write of status.json is followed by <state-dir>/topology.json,
+ * the Koordinator NodeResourceTopology annotations (user/export_koord.h).
  * "convergence" samples are the time from the BPF event (bpf_ktime_get_ns)
  * to the moment no shared container overlaps a reserved CPU, taken for
  * every event that changed the reserved set.

@@ -1,0 +1,14 @@
+/* Daemon side of topology.json (schema in export_koord.h). */
+#ifndef CPUSETD_EXPORT_KOORD_WRITE_H
+#define CPUSETD_EXPORT_KOORD_WRITE_H
+
+struct controller;
+
+/*
+ * Writes <state_dir>/topology.json for c's topology, exclusive pods and
+ * shared pool, atomically (files_write_atomic). Returns 0, -ENOMEM, or
+ * the -errno of the write (the old file stays in place).
+ */
+int export_koord_write(const struct controller *c, const char *state_dir);
+
+#endif
