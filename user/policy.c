@@ -22,6 +22,7 @@ static const char *const error_names[POLICY_ERR__COUNT] = {
 	[POLICY_ERR_NUMA_UNRESOLVED] = "numa_unresolved",
 	[POLICY_ERR_TOPOLOGY_AFFINITY] = "topology_affinity",
 	[POLICY_ERR_SMT_ALIGNMENT] = "smt_alignment",
+	[POLICY_ERR_RESIZE_BELOW_BASELINE] = "resize_below_baseline",
 };
 
 /* The errno each admission error is returned as. */
@@ -34,6 +35,7 @@ static const int error_errno[POLICY_ERR__COUNT] = {
 	[POLICY_ERR_NUMA_UNRESOLVED] = ENXIO,
 	[POLICY_ERR_TOPOLOGY_AFFINITY] = EXDEV,
 	[POLICY_ERR_SMT_ALIGNMENT] = EDOM,
+	[POLICY_ERR_RESIZE_BELOW_BASELINE] = ERANGE,
 };
 
 const char *policy_error_name(enum policy_error err)
@@ -108,6 +110,7 @@ void policy_reset(struct policy *p)
 	cpumask_zero(&p->annotated);
 	cpumask_zero(&p->exclusive);
 	cpumask_zero(&p->lsr);
+	cpumask_zero(&p->pod_rooms);
 }
 
 void policy_free(struct policy *p)
@@ -215,8 +218,8 @@ int policy_check_pool(const struct policy *p, const struct cpumask *cpus,
 
 /* --- book-keeping --- */
 
-static void decision_from_entry(const struct policy *p, const struct policy_entry *e,
-				struct policy_decision *d)
+void policy_decision_of(const struct policy *p, const struct policy_entry *e,
+			struct policy_decision *d)
 {
 	*d = (struct policy_decision){ .kind = e->kind, .err = e->err,
 				       .exclusive_policy = e->exclusive_policy };
@@ -227,7 +230,7 @@ static void decision_from_entry(const struct policy *p, const struct policy_entr
 	snprintf(d->reason, sizeof(d->reason), "%s", e->reason);
 }
 
-static void own_cpus(struct policy *p, struct policy_entry *e)
+void policy_own_cpus(struct policy *p, struct policy_entry *e)
 {
 	int id;
 
@@ -264,11 +267,12 @@ static int record(struct policy *p, const struct policy_request *req,
 	if (d->kind == CPUSETD_KIND_INTEGER || d->kind == CPUSETD_KIND_ANNOTATED) {
 		e->cpus = d->cpus;
 		e->mems = d->mems;
+		e->baseline = d->cpus;
 	}
 	if (strmap_put(p->by_cid, e->container_id, e) < 0)
 		goto nomem;
-	own_cpus(p, e);
-	e->pod_affinity = policy_pod_affinity_hold(p, e);
+	policy_own_cpus(p, e);
+	e->pod_affinity = policy_pod_affinity_hold(p, e, req->pod_cpus);
 	return 0;
 nomem:
 	free(e);
@@ -328,7 +332,7 @@ int policy_admit(struct policy *p, const struct policy_request *req,
 	const struct policy_entry *e = policy_lookup(p, req->container_id);
 
 	if (e) {
-		decision_from_entry(p, e, ret);
+		policy_decision_of(p, e, ret);
 		return 0;
 	}
 	return admit_new(p, req, NULL, ret);
@@ -342,14 +346,11 @@ int policy_adopt(struct policy *p, const struct policy_request *req,
 	return admit_new(p, req, current, ret);
 }
 
-bool policy_release(struct policy *p, const char *container_id)
+bool policy_disown_cpus(struct policy *p, struct policy_entry *e)
 {
-	struct policy_entry *e = p->by_cid ? strmap_del(p->by_cid, container_id) : NULL;
 	bool changed = false;
 	int id;
 
-	if (!e)
-		return false;
 	cpumask_for_each(id, &e->cpus) {
 		if (e->kind == CPUSETD_KIND_ANNOTATED) {
 			if (p->annot_ref[id] && --p->annot_ref[id] == 0) {
@@ -363,8 +364,19 @@ bool policy_release(struct policy *p, const char *container_id)
 			changed = true;
 		}
 	}
+	return changed;
+}
+
+bool policy_release(struct policy *p, const char *container_id)
+{
+	struct policy_entry *e = p->by_cid ? strmap_del(p->by_cid, container_id) : NULL;
+	bool changed;
+
+	if (!e)
+		return false;
+	changed = policy_disown_cpus(p, e);
 	if (e->pod_affinity)
-		policy_pod_affinity_drop(p, e->pod_uid);
+		policy_pod_affinity_drop(p, e->pod_uid, e->n_cpus);
 	free(e);
 	return changed;
 }

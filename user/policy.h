@@ -51,6 +51,7 @@ enum policy_error {
 	POLICY_ERR_NUMA_UNRESOLVED,	/* a CPU's NUMA node is unknown */
 	POLICY_ERR_TOPOLOGY_AFFINITY,	/* NUMA alignment policy refused it */
 	POLICY_ERR_SMT_ALIGNMENT,	/* not whole physical cores (FullPCPUsOnly) */
+	POLICY_ERR_RESIZE_BELOW_BASELINE,	/* shrink below the admitted CPUs */
 	POLICY_ERR__COUNT,
 };
 
@@ -112,7 +113,9 @@ struct policy_entry {
 	enum cpusetd_kind kind;
 	struct cpumask cpus;		/* exclusive/annotated CPUs; empty for shared */
 	struct cpumask mems;
-	unsigned n_cpus;		/* integer: N requested */
+	struct cpumask baseline;	/* integer: the CPUs it was admitted (or
+					 * adopted) with; a resize keeps them */
+	unsigned n_cpus;		/* integer: N requested; 0 for scheduled */
 	enum policy_qos qos;		/* effective class (LSE/LSR for exclusive) */
 	uint8_t exclusive_policy;	/* enum koord_excl_policy it was given */
 	bool pod_affinity;		/* counted in its pod's NUMA affinity */
@@ -166,6 +169,27 @@ int policy_adopt(struct policy *p, const struct policy_request *req,
 int policy_recover(struct policy *p, const struct policy_request *reqs,
 		   const struct cpumask *current, const uint64_t *order, size_t n,
 		   struct policy_decision *ret);
+
+/*
+ * In-place resize (kubelet InPlacePodVerticalScaling, KEP-1287; exclusive
+ * CPUs: kubelet's takeByTopology*ForResize): req is a running container's
+ * request with its new CPU limit (quota_us/period_us).
+ *  - integer N -> integer M: keeps its CPUs when growing and its baseline
+ *    when shrinking, and grows around them (policy_alloc_choose with
+ *    allocated/baseline), inside its pod's NUMA mask in pod scope;
+ *  - integer -> not integer: back to its pool; pooled -> integer: admitted
+ *    as a new integer container (a refusal leaves it on its pool);
+ *  - annotated, scheduled, sandbox or errored containers, and anything
+ *    whose class and N did not change: unchanged.
+ * Returns 1 and *ret when the placement changed, 0 and *ret (the recorded
+ * decision) when not; on a refusal the book-keeping is unchanged and the
+ * admission error's negative errno is returned (as policy_admit, plus
+ * -ERANGE below the baseline) with ret->err and ret->reason set and
+ * ret->reject false: a resize never rejects a running container.
+ * -ENOENT for an unknown container; -ENOMEM.
+ */
+int policy_resize(struct policy *p, const struct policy_request *req,
+		  struct policy_decision *ret);
 
 /*
  * Drops container_id from the book-keeping, returning its CPUs to the

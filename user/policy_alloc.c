@@ -162,8 +162,8 @@ static int align_nodes(const struct alloc_topo *t, const struct policy_alloc_con
 		*ret = req->affinity;
 		return 0;
 	}
-	r = numa_cpu_hints(t, &req->free, NULL, req->pod_n > req->n ? req->pod_n : req->n,
-			   &hints);
+	r = numa_cpu_hints(t, &req->free, req->allocated,
+			   req->pod_n > req->n ? req->pod_n : req->n, &hints);
 	if (r == 0)
 		r = numa_admit(t, c->align, NULL, &hints, 1, &best, reason, len);
 	if (r < 0)
@@ -200,6 +200,54 @@ static int aligned_free(const struct alloc_topo *t, const struct policy_alloc_co
 	return -EXDEV;
 }
 
+/* Whole physical cores only (FullPCPUsOnly, full-pcpus-only): a resize
+ * must keep n a multiple of the CPUs per core. */
+static bool whole_cores_only(const struct policy_alloc_config *c)
+{
+	return c->kubelet_compat ? c->kubelet.full_pcpus_only : c->bind == KOORD_BIND_FULL_PCPUS_ONLY;
+}
+
+/* kubelet's resize algorithms, for either engine: the bind policy
+ * SpreadByPCPUs (or distribute-cpus-across-cores) spreads over cores. */
+static int choose_resize(const struct alloc_topo *t, const struct policy_alloc_config *c,
+			 const struct policy_alloc_req *req, const struct cpumask *avail,
+			 struct policy_alloc_result *ret, char *reason, size_t len)
+{
+	static const struct cpumask none;
+	const struct cpumask *base = req->baseline ? req->baseline : &none;
+	struct koord_request kr;
+	struct kube_alloc_opts o = { .sorting = KUBE_SORT_PACKED };
+	int r;
+
+	if (req->n < cpumask_weight(base)) {
+		snprintf(reason, len, "cannot shrink to %u CPUs: below the %u CPUs it was "
+			 "admitted with", req->n, cpumask_weight(base));
+		return -ERANGE;
+	}
+	if (whole_cores_only(c) && t->cpus_per_core > 1 && req->n % t->cpus_per_core) {
+		snprintf(reason, len, "SMT Alignment Error: requested %u cpus not multiple cpus "
+			 "per core = %u", req->n, t->cpus_per_core);
+		return -EDOM;
+	}
+	koord_request_of(c, req, &kr);
+	if (c->kubelet_compat ? c->kubelet.distribute_across_cores : kr.bind == KOORD_BIND_SPREAD_BY_PCPUS)
+		o.sorting = KUBE_SORT_SPREAD;
+	o.prefer_align_uncore = c->kubelet_compat && c->kubelet.prefer_align_by_uncore;
+	o.align_by_socket = c->kubelet_compat && c->kubelet.align_by_socket;
+	if (c->kubelet_compat && c->kubelet.distribute_across_numa) {
+		o.cpu_group_size = c->kubelet.full_pcpus_only ? t->cpus_per_core : 1;
+		r = kube_take_distributed_resize(t, avail, req->n, req->allocated, base, &o,
+						 &ret->cpus, reason, len);
+	} else {
+		r = kube_take_packed_resize(t, avail, req->n, req->allocated, base, &o,
+					    &ret->cpus, reason, len);
+	}
+	if (r < 0)
+		return r == -EINVAL ? -ERANGE : -ENOSPC;
+	ret->exclusive_policy = kr.excl;
+	return 0;
+}
+
 int policy_alloc_choose(const struct alloc_topo *t, const struct policy_alloc_config *c,
 			const struct policy_alloc_req *req, struct policy_alloc_result *ret,
 			char *reason, size_t len)
@@ -221,7 +269,9 @@ int policy_alloc_choose(const struct alloc_topo *t, const struct policy_alloc_co
 	r = align_nodes(t, c, req, &nodes, reason, len);
 	if (r == 0)
 		r = aligned_free(t, c, req, &nodes, &avail, reason, len);
-	if (r == 0 && c->kubelet_compat)
+	if (r == 0 && req->allocated)
+		r = choose_resize(t, c, req, &avail, &res, reason, len);
+	else if (r == 0 && c->kubelet_compat)
 		r = choose_kube(t, c, req, &nodes, &res, reason, len);
 	else if (r == 0)
 		r = choose_koord(t, c, req, &avail, &res, reason, len);

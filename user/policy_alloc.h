@@ -56,6 +56,11 @@ struct policy_alloc_req {
 	bool has_affinity;
 	struct cpumask affinity;		/* kernel node ids */
 	unsigned pod_n;
+	/* In-place resize (kubelet InPlacePodVerticalScaling): the CPUs the
+	 * container holds (also in free) and the baseline it must keep when
+	 * shrinking; NULL = a fresh allocation. */
+	const struct cpumask *allocated;
+	const struct cpumask *baseline;
 };
 
 struct policy_alloc_result {
@@ -68,9 +73,16 @@ struct policy_alloc_result {
  * Picks req->n CPUs out of req->free on t by c, honouring the pod's
  * resource-spec preferences (preferredCPUBindPolicy,
  * preferredCPUExclusivePolicy) over the node defaults.
+ * With req->allocated (a resize), the answer keeps the allocated CPUs when
+ * growing and req->baseline when shrinking, and grows around them (same
+ * NUMA node, socket, cache, core first), by kubelet's resize algorithms
+ * (takeByTopologyNUMAPackedForResize, or the distributed one with
+ * distribute-cpus-across-numa) for either engine; the NUMA hints count
+ * the allocated CPUs as reusable, so the mask holds their nodes.
  * Returns 0 and *ret; -ENOSPC not enough free CPUs; -EDOM not whole
  * physical cores under FullPCPUsOnly / full-pcpus-only; -EXDEV refused by
- * the NUMA alignment policy. reason[len] gets one line on error.
+ * the NUMA alignment policy; -ERANGE a shrink below the baseline.
+ * reason[len] gets one line on error.
  */
 int policy_alloc_choose(const struct alloc_topo *t, const struct policy_alloc_config *c,
 			const struct policy_alloc_req *req, struct policy_alloc_result *ret,

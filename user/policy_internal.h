@@ -19,6 +19,8 @@ struct policy {
 	struct cpumask annotated;		/* annot_ref > 0 */
 	struct cpumask exclusive;		/* int_owner != NULL (LSE and LSR) */
 	struct cpumask lsr;			/* exclusive CPUs BE may use */
+	struct cpumask pod_rooms;		/* pod scope: CPUs held for pods' later
+						 * containers (policy_pods.c) */
 	struct koord_cpu_usage usage[CPUSETD_MAX_CPUS];	/* scratch for policy_place */
 };
 
@@ -57,6 +59,23 @@ int policy_check_pool(const struct policy *p, const struct cpumask *cpus,
 /* cpulist of m into buf, or "(N CPUs)" when it does not fit. */
 void policy_fmt_mask(const struct cpumask *m, char *buf, size_t len);
 
+/* Marks e's CPUs as annotated or exclusive (its kind) in the book-keeping. */
+void policy_own_cpus(struct policy *p, struct policy_entry *e);
+/* The reverse: unmarks the CPUs only e held. Returns true when the
+ * reserved set changed. */
+bool policy_disown_cpus(struct policy *p, struct policy_entry *e);
+
+/* The CPUs an integer container of class ki may take: online − annotated
+ * − exclusive − reserved_cpus, isolated ones only on opt-in (never mixed). */
+void policy_free_for(const struct policy *p, const struct klass_info *ki, struct cpumask *ret);
+
+/* The admission error of a policy_alloc_choose() errno. */
+enum policy_error policy_alloc_error(int r);
+
+/* The decision recorded for e (pooled kinds get their pool now). */
+void policy_decision_of(const struct policy *p, const struct policy_entry *e,
+			struct policy_decision *d);
+
 /* Admits req as ki, or keeps `keep` for an integer container (recovery). */
 int policy_admit_as(struct policy *p, const struct policy_request *req,
 		    const struct klass_info *ki, const struct cpumask *keep,
@@ -73,16 +92,22 @@ const struct cpumask *policy_keepable(const struct policy *p, const struct klass
 				      const struct policy_request *req,
 				      const struct cpumask *current);
 
-/* Pod scope (policy_pods.c). Fills ar->has_affinity/affinity or pod_n. */
+/* Pod scope (policy_pods.c). Fills ar->has_affinity/affinity (and adds
+ * the pod's room to ar->free) or ar->pod_n. */
 void policy_pod_affinity(const struct policy *p, const struct policy_request *req,
 			 struct policy_alloc_req *ar);
 /* Remembers the NUMA mask the pod of req was aligned to (first container). */
 void policy_pod_affinity_note(struct policy *p, const struct policy_request *req,
 			      const struct cpumask *nodes);
-/* Counts e in its pod's affinity (creating it from e->mems when missing).
- * Returns true when counted; false outside pod scope or for non-integer. */
-bool policy_pod_affinity_hold(struct policy *p, const struct policy_entry *e);
-/* Uncounts one container of pod_uid; forgets the mask at zero. */
-void policy_pod_affinity_drop(struct policy *p, const char *pod_uid);
+/* Counts e (its n_cpus) in its pod's affinity, creating it from e->mems
+ * when missing; pod_cpus = the pod's integer CPUs (0 unknown) sizes the
+ * room held for the rest. Returns true when counted; false outside pod
+ * scope or for non-integer. */
+bool policy_pod_affinity_hold(struct policy *p, const struct policy_entry *e, unsigned pod_cpus);
+/* A counted container of pod_uid went from old_n to new_n CPUs. */
+void policy_pod_affinity_resized(struct policy *p, const char *pod_uid, unsigned old_n,
+				 unsigned new_n);
+/* Uncounts one container of pod_uid (n_cpus); forgets the mask at zero. */
+void policy_pod_affinity_drop(struct policy *p, const char *pod_uid, unsigned n_cpus);
 
 #endif

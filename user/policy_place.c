@@ -88,13 +88,14 @@ static int place_scheduled(const struct policy *p, const char *text, struct poli
 /* Where an integer container may take CPUs from: the isolated ones when it
  * opted in and enough are free (never a mix: an isolated workload wants
  * no housekeeping CPU), else the rest. */
-static void free_for(const struct policy *p, const struct klass_info *ki, struct cpumask *ret)
+void policy_free_for(const struct policy *p, const struct klass_info *ki, struct cpumask *ret)
 {
 	struct cpumask free_cpus, iso;
 
 	cpumask_andnot(&free_cpus, &p->topo->online, &p->annotated);
 	cpumask_andnot(&free_cpus, &free_cpus, &p->exclusive);
 	cpumask_andnot(&free_cpus, &free_cpus, &p->cfg.reserved_cpus);
+	cpumask_andnot(&free_cpus, &free_cpus, &p->pod_rooms);
 	cpumask_and(&iso, &free_cpus, &p->topo->isolated);
 	if (ki->prefer_isolated && cpumask_weight(&iso) >= ki->n) {
 		*ret = iso;
@@ -113,11 +114,12 @@ static void exclusive_usage(const struct policy *p, struct koord_cpu_usage *usag
 						      .excl = p->int_owner[id]->exclusive_policy };
 }
 
-static int alloc_error(int r)
+enum policy_error policy_alloc_error(int r)
 {
 	switch (r) {
 	case -EDOM: return POLICY_ERR_SMT_ALIGNMENT;
 	case -EXDEV: return POLICY_ERR_TOPOLOGY_AFFINITY;
+	case -ERANGE: return POLICY_ERR_RESIZE_BELOW_BASELINE;
 	default: return POLICY_ERR_INSUFFICIENT_CPUS;
 	}
 }
@@ -131,13 +133,13 @@ static int place_integer(struct policy *p, const struct policy_request *req,
 	char why[256];
 	int r;
 
-	free_for(p, ki, &ar.free);
+	policy_free_for(p, ki, &ar.free);
 	memset(p->usage, 0, sizeof(p->usage));
 	exclusive_usage(p, p->usage);
 	policy_pod_affinity(p, req, &ar);
 	r = policy_alloc_choose(p->at, &p->cfg.alloc, &ar, &res, why, sizeof(why));
 	if (r < 0)
-		return policy_fail(d, alloc_error(r), "%s", why);
+		return policy_fail(d, policy_alloc_error(r), "%s", why);
 	r = policy_check_pool(p, &res.cpus, d);
 	if (r < 0)
 		return r;

@@ -2,9 +2,15 @@
  * Topology Manager pod scope (KEP-2570, seeds/001 "scope"): the first
  * exclusive container of a pod aligns the whole pod's CPUs to a NUMA mask,
  * and its later containers take their CPUs inside that mask. The daemon
- * sees containers one at a time, so the pod's total comes from the pod
- * cgroup's CPU limit (policy_request.pod_cpus) and the mask is kept here,
- * by pod UID, while any of its exclusive containers lives.
+ * sees containers one at a time (kubelet admits a pod's containers
+ * together), so the pod's total comes from the pod cgroup's CPU limit
+ * (policy_request.pod_cpus) and, per pod UID while any of its exclusive
+ * containers lives, we keep:
+ *   - the mask;
+ *   - the room: as many CPUs inside the mask as the pod has not placed
+ *     yet, chosen by the same allocator. Other pods' exclusive containers
+ *     never take them (policy_free_for leaves out every room); the pod's
+ *     own containers may. Room CPUs stay in the shared pool until used.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +18,10 @@
 
 struct pod_affinity {
 	struct cpumask nodes;		/* kernel NUMA node ids */
+	struct cpumask room;		/* held for the pod's later containers */
 	unsigned refs;			/* exclusive containers holding it */
+	unsigned pod_cpus;		/* the pod's integer CPUs; 0 unknown */
+	unsigned placed;		/* CPUs of its exclusive containers */
 };
 
 static bool in_scope(const struct policy *p, const char *pod_uid)
@@ -31,9 +40,34 @@ void policy_pod_affinity(const struct policy *p, const struct policy_request *re
 	if (a) {
 		ar->has_affinity = true;
 		ar->affinity = a->nodes;
+		cpumask_or(&ar->free, &ar->free, &a->room);
 		return;
 	}
 	ar->pod_n = req->pod_cpus > ar->n ? req->pod_cpus : ar->n;
+}
+
+/* Chooses the room again for what the pod has still to place. */
+static void refresh_room(struct policy *p, struct pod_affinity *a)
+{
+	struct klass_info ki = { .k = K_INTEGER };
+	struct policy_alloc_req ar = { .has_affinity = true, .affinity = a->nodes };
+	struct policy_alloc_result res;
+	char why[64];
+
+	cpumask_andnot(&p->pod_rooms, &p->pod_rooms, &a->room);
+	cpumask_zero(&a->room);
+	if (a->pod_cpus <= a->placed)
+		return;
+	ki.n = ar.n = a->pod_cpus - a->placed;
+	policy_free_for(p, &ki, &ar.free);
+	alloc_topo_cpus_of_nodes(p->at, &a->nodes, &res.cpus);
+	cpumask_and(&ar.free, &ar.free, &res.cpus);
+	/* Short of room (another pod came first, or a wrong pod limit):
+	 * hold what is left in the mask. */
+	if (policy_alloc_choose(p->at, &p->cfg.alloc, &ar, &res, why, sizeof(why)) < 0)
+		res.cpus = ar.free;
+	a->room = res.cpus;
+	cpumask_or(&p->pod_rooms, &p->pod_rooms, &a->room);
 }
 
 /* The pod's entry, created with nodes when missing; NULL on ENOMEM. */
@@ -62,7 +96,7 @@ void policy_pod_affinity_note(struct policy *p, const struct policy_request *req
 		get_or_add(p, req->pod_uid, nodes);
 }
 
-bool policy_pod_affinity_hold(struct policy *p, const struct policy_entry *e)
+bool policy_pod_affinity_hold(struct policy *p, const struct policy_entry *e, unsigned pod_cpus)
 {
 	struct pod_affinity *a;
 
@@ -72,13 +106,35 @@ bool policy_pod_affinity_hold(struct policy *p, const struct policy_entry *e)
 	if (!a)
 		return false;	/* ENOMEM: the pod is aligned per container */
 	a->refs++;
+	a->placed += e->n_cpus;
+	if (pod_cpus > a->pod_cpus)
+		a->pod_cpus = pod_cpus;
+	refresh_room(p, a);
 	return true;
 }
 
-void policy_pod_affinity_drop(struct policy *p, const char *pod_uid)
+void policy_pod_affinity_resized(struct policy *p, const char *pod_uid, unsigned old_n,
+				 unsigned new_n)
 {
 	struct pod_affinity *a = p->pods ? strmap_get(p->pods, pod_uid) : NULL;
 
-	if (a && --a->refs == 0)
+	if (!a)
+		return;
+	a->placed = a->placed - old_n + new_n;
+	refresh_room(p, a);
+}
+
+void policy_pod_affinity_drop(struct policy *p, const char *pod_uid, unsigned n_cpus)
+{
+	struct pod_affinity *a = p->pods ? strmap_get(p->pods, pod_uid) : NULL;
+
+	if (!a)
+		return;
+	a->placed = a->placed > n_cpus ? a->placed - n_cpus : 0;
+	if (--a->refs == 0) {
+		cpumask_andnot(&p->pod_rooms, &p->pod_rooms, &a->room);
 		free(strmap_del(p->pods, pod_uid));
+		return;
+	}
+	refresh_room(p, a);
 }

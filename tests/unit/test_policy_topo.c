@@ -249,9 +249,7 @@ static void test_alignment(void **state)
 }
 
 /* Pod scope: the pod's whole request (pod cgroup limit) picks the mask,
- * its containers share it. Known limit: the mask's room is not held for
- * the pod's later containers, so another pod's container admitted in
- * between may take it (kubelet admits a pod's containers at once). */
+ * its containers share it. */
 static void pod_scope_run(bool pod_scope, int *ret_node1, int *ret_node2)
 {
 	struct policy_config c = base_cfg();
@@ -283,10 +281,7 @@ static void pod_scope_run(bool pod_scope, int *ret_node1, int *ret_node2)
 
 /* Pod scope: the pod's whole request (its pod cgroup's limit, 8 CPUs)
  * picks one node for all its containers; container scope aligns each on
- * its own, so the 2-CPU one lands in node 0's leftovers.
- * Known limit: the mask's room is not held for the pod's later
- * containers, so another pod's container admitted in between may take it
- * (kubelet admits all of a pod's containers at once). */
+ * its own, so the 2-CPU one lands in node 0's leftovers. */
 static void test_pod_scope(void **state)
 {
 	int n1, n2;
@@ -298,6 +293,170 @@ static void test_pod_scope(void **state)
 	pod_scope_run(false, &n1, &n2);
 	assert_int_equal(n1, 0);
 	assert_int_equal(n2, 1);
+}
+
+/* Pod scope holds the pod's room: another pod's container admitted
+ * between the pod's first and second container cannot take the CPUs the
+ * second one needs in the pod's mask, though it could otherwise. */
+static void test_pod_scope_room(void **state)
+{
+	struct policy_config c = base_cfg();
+	struct policy_request a1 = integer("a1", "podA", 2, NULL), a2 = integer("a2", "podA", 6, NULL);
+	struct policy_request b = integer("b", "podB", 6, NULL);
+	struct policy_decision da1, da2, db;
+	struct cpumask nodes;
+	struct policy *p;
+
+	(void)state;
+	c.alloc.align = NUMA_POLICY_BEST_EFFORT;
+	c.alloc.pod_scope = true;
+	p = mk(&c);
+	a1.pod_cpus = a2.pod_cpus = 8;
+	da1 = admit(p, a1, 0);
+	/* Bin-packing would put b on podA's node: the room keeps it out. */
+	db = admit(p, b, 0);
+	assert_int_not_equal(node_of_first(&db.cpus), node_of_first(&da1.cpus));
+	da2 = admit(p, a2, 0);
+	assert_int_equal(topo_nodes_of(topo, &da2.cpus, &nodes), 0);
+	assert_int_equal(cpumask_weight(&nodes), 1);
+	assert_int_equal(node_of_first(&da2.cpus), node_of_first(&da1.cpus));
+	/* Once the pod is whole, nothing is held: a 2-CPU container of a new
+	 * pod may bin-pack next to b. */
+	db = admit(p, integer("c", "podC", 2, NULL), 0);
+	assert_int_not_equal(node_of_first(&db.cpus), node_of_first(&da1.cpus));
+	/* The room goes with the pod: podA gone, its node is free again. */
+	assert_true(policy_release(p, "a1"));
+	assert_true(policy_release(p, "a2"));
+	db = admit(p, integer("d", "podD", 8, NULL), 0);
+	assert_int_equal(node_of_first(&db.cpus), node_of_first(&da1.cpus));
+	policy_free(p);
+}
+
+/* --- in-place resize --- */
+
+static int resize(struct policy *p, struct policy_request req, unsigned milli,
+		  struct policy_decision *ret)
+{
+	req.quota_us = milli * 100;
+	return policy_resize(p, &req, ret);
+}
+
+/* Growing keeps the CPUs held, shrinking keeps the baseline, both stay
+ * packed around them; below the baseline is refused and changes nothing. */
+static void test_resize_integer(void **state)
+{
+	struct policy_config c = base_cfg();
+	struct policy_request a = integer("a", "pa", 2, NULL);
+	struct policy_decision d, before;
+	struct cpumask pool, held;
+	struct policy *p;
+
+	(void)state;
+	p = mk(&c);
+	before = admit(p, a, 0);
+	tl_assert_mask(&before.cpus, "0-1");
+	assert_int_equal(resize(p, a, 2000, &d), 0);		/* same N */
+	assert_int_equal(resize(p, a, 6000, &d), 1);
+	tl_assert_mask(&d.cpus, "0-5");				/* grown around 0-1 */
+	tl_assert_mask(&d.mems, "0");
+	assert_string_equal(policy_int_owner(p, 5), "a");
+	policy_shared_pool(p, &pool);
+	assert_false(cpumask_test(&pool, 5));
+	assert_int_equal(resize(p, a, 4000, &d), 1);
+	tl_assert_mask(&d.cpus, "0-3");				/* baseline 0-1 kept */
+	assert_null(policy_int_owner(p, 5));
+	policy_shared_pool(p, &pool);
+	assert_true(cpumask_test(&pool, 5));
+	held = d.cpus;
+	assert_int_equal(resize(p, a, 1000, &d), -ERANGE);
+	assert_int_equal(d.err, POLICY_ERR_RESIZE_BELOW_BASELINE);
+	assert_false(d.reject);
+	assert_non_null(strstr(d.reason, "resize 4 -> 1"));
+	assert_true(cpumask_equal(&policy_lookup(p, "a")->cpus, &held));
+	assert_int_equal(policy_lookup(p, "a")->err, POLICY_OK);
+	policy_free(p);
+
+	c.alloc.bind = KOORD_BIND_FULL_PCPUS_ONLY;
+	p = mk(&c);
+	admit(p, a, 0);
+	assert_int_equal(resize(p, a, 3000, &d), -EDOM);	/* not whole cores */
+	assert_int_equal(d.err, POLICY_ERR_SMT_ALIGNMENT);
+	tl_assert_mask(&policy_lookup(p, "a")->cpus, "0-1");
+	policy_free(p);
+}
+
+/* The NUMA policy holds for growth: single-numa-node refuses to spill out
+ * of the container's node, best-effort grows into a second one. */
+static void test_resize_numa(void **state)
+{
+	struct policy_config c = base_cfg();
+	struct policy_request a = integer("a", "pa", 6, NULL), b = integer("b", "pb", 2, NULL);
+	struct policy_decision d;
+	struct cpumask pool;
+	struct policy *p;
+
+	(void)state;
+	c.alloc.align = NUMA_POLICY_SINGLE_NUMA_NODE;
+	p = mk(&c);
+	d = admit(p, a, 0);
+	tl_assert_mask(&d.cpus, "0-5");
+	d = admit(p, b, 0);
+	tl_assert_mask(&d.cpus, "6-7");				/* bin-packed: node 0 full */
+	assert_int_equal(resize(p, a, 8000, &d), -EXDEV);
+	assert_int_equal(d.err, POLICY_ERR_TOPOLOGY_AFFINITY);
+	tl_assert_mask(&policy_lookup(p, "a")->cpus, "0-5");
+	policy_free(p);
+
+	c.alloc.align = NUMA_POLICY_BEST_EFFORT;
+	p = mk(&c);
+	admit(p, a, 0);
+	admit(p, b, 0);
+	assert_int_equal(resize(p, a, 8000, &d), 1);
+	pool = tl_mask("0-5");
+	assert_true(cpumask_subset(&pool, &d.cpus));
+	assert_int_equal(nodes_of(&d.cpus), 2);
+	assert_int_equal(cpumask_weight(&d.mems), 2);
+	policy_free(p);
+}
+
+/* A class change: a fractional Guaranteed container resized to whole
+ * CPUs becomes integer, and back to the pool when fractional again; a
+ * pod that cannot fit stays where it is. The kubelet engine resizes with
+ * kubelet's algorithm. */
+static void test_resize_reclassify(void **state)
+{
+	struct policy_config c = base_cfg();
+	struct policy_request a = integer("a", "pa", 1, NULL);
+	struct policy_decision d;
+	struct cpumask pool;
+	struct policy *p;
+
+	(void)state;
+	p = mk(&c);
+	a.quota_us = 150000;
+	assert_int_equal(admit(p, a, 0).kind, CPUSETD_KIND_SHARED);
+	assert_int_equal(resize(p, a, 2000, &d), 1);
+	assert_int_equal(d.kind, CPUSETD_KIND_INTEGER);
+	tl_assert_mask(&d.cpus, "0-1");
+	assert_int_equal(resize(p, a, 2500, &d), 1);
+	assert_int_equal(d.kind, CPUSETD_KIND_SHARED);
+	policy_shared_pool(p, &pool);
+	assert_int_equal(cpumask_weight(&pool), 64);
+	assert_int_equal(resize(p, a, 64000, &d), -ENOSPC);	/* pool would be empty */
+	assert_int_equal(d.kind, CPUSETD_KIND_SHARED);
+	assert_false(d.reject);
+	assert_int_equal(policy_lookup(p, "a")->kind, CPUSETD_KIND_SHARED);
+	assert_int_equal(resize(p, (struct policy_request){ .container_id = "nope" }, 1000, &d),
+			 -ENOENT);
+	policy_free(p);
+
+	c.alloc.kubelet_compat = true;
+	p = mk(&c);
+	d = admit(p, integer("k", "pk", 2, NULL), 0);
+	tl_assert_mask(&d.cpus, "0-1");
+	assert_int_equal(resize(p, integer("k", "pk", 2, NULL), 5000, &d), 1);
+	tl_assert_mask(&d.cpus, "0-4");
+	policy_free(p);
 }
 
 /* --- pools, isolated and reserved CPUs --- */
@@ -537,6 +696,10 @@ int main(void)
 		cmocka_unit_test(test_numa_strategies),
 		cmocka_unit_test(test_alignment),
 		cmocka_unit_test(test_pod_scope),
+		cmocka_unit_test(test_pod_scope_room),
+		cmocka_unit_test(test_resize_integer),
+		cmocka_unit_test(test_resize_numa),
+		cmocka_unit_test(test_resize_reclassify),
 		cmocka_unit_test(test_isolated_and_reserved),
 		cmocka_unit_test(test_be_pool_and_lsr),
 		cmocka_unit_test(test_scheduled),
