@@ -335,6 +335,23 @@ static void sync_shared_maps(struct controller *c)
 		for_each_shared(c, sync_placement_map);
 }
 
+const uint64_t controller_conv_le_ns[CONTROLLER_CONV_BUCKETS] = {
+	25000, 50000, 100000, 250000, 500000,			/* 25 µs .. */
+	1000000, 2500000, 5000000, 10000000, 25000000, 50000000,
+	100000000, 250000000, 500000000, 1000000000, 2500000000,	/* .. 2.5 s */
+};
+
+/* One convergence sample into the histogram counters (not the ring). */
+static void conv_hist_add(struct controller_counters *n, uint64_t ns)
+{
+	unsigned i = 0;
+
+	while (i < CONTROLLER_CONV_BUCKETS && ns > controller_conv_le_ns[i])
+		i++;
+	n->conv_hist[i]++;
+	n->conv_sum_ns += ns;
+}
+
 static void record_convergence(struct controller *c, uint64_t event_ns)
 {
 	uint64_t now = now_ns();
@@ -343,6 +360,7 @@ static void record_convergence(struct controller *c, uint64_t event_ns)
 		return;
 	c->conv_ns[c->conv_count % STATUS_RECENT] = now - event_ns;
 	c->conv_count++;
+	conv_hist_add(&c->n, now - event_ns);
 }
 
 /* --- decisions --- */
@@ -370,6 +388,7 @@ static void handle_error(struct controller *c, struct container *ct)
 			  ct->info.container_id, policy_error_name(ct->d.err), ct->d.reason,
 			  ct->d.reject ? "rejecting it" : "keeping it on the shared pool");
 		ct->error_logged = true;
+		c->n.admission_errors[ct->d.err]++;
 		c->dirty = true;
 	}
 	if (!ct->d.reject || c->cfg->dry_run)
@@ -539,6 +558,107 @@ int controller_handle(struct controller *c, const struct cpusetd_event *ev)
 	default:
 		return 0;
 	}
+}
+
+/* --- in-place resize --- */
+
+static void log_resize_refused(struct controller *c, struct container *ct, int64_t quota,
+			       uint64_t period)
+{
+	char cpus[CPULIST_MAX];
+
+	c->n.inplace_resizes_refused++;
+	if (ct->resize_refused_quota == quota)
+		return;
+	ct->resize_refused_quota = quota;
+	cpulist_format(&ct->cpus_applied, cpus, sizeof(cpus));
+	log_warn("%s (%.12s): in-place resize to %.2f CPUs refused (%s: %s); keeps cpus %s",
+		 ct->name, ct->info.container_id, (double)quota / (double)period,
+		 policy_error_name(ct->d.err), ct->d.reason, cpus);
+	ct->d.err = POLICY_OK;	/* the placement stands: not an admission error */
+	ct->d.reason[0] = '\0';
+}
+
+/* Brings ct and the pools to a resized decision: whoever gives CPUs up
+ * writes first, so no CPU is ever in two exclusive sets. */
+static void apply_resize(struct controller *c, struct container *ct,
+			 const struct policy_decision *old, const struct pools *before)
+{
+	struct pools after;
+	bool shrinks = old->kind == CPUSETD_KIND_INTEGER && ct->d.kind == CPUSETD_KIND_INTEGER &&
+		       cpumask_subset(&ct->d.cpus, &old->cpus);
+
+	get_pools(c, &after);
+	if (shrinks)
+		apply(c, ct);
+	if (!pools_equal(before, &after))
+		resize_shared(c);
+	if (!shrinks)
+		apply(c, ct);
+	sync_shared_maps(c);
+	sync_placement_map(c, ct);
+}
+
+/* One container: 1 when its placement changed, 0 when not, -ENOMEM. */
+static int check_resize(struct controller *c, struct container *ct)
+{
+	struct policy_decision old = ct->d;
+	struct policy_request req;
+	struct pools before;
+	int64_t quota, was_quota = ct->meta.quota_us;
+	uint64_t period, was_period = ct->meta.period_us;
+	bool was_limited = ct->meta.has_cpu_limit;
+	int r;
+
+	if (ct->meta.sandbox || ct->info.qos != CGFS_QOS_GUARANTEED || ct->killed ||
+	    ct->d.err || ct->d.kind == CPUSETD_KIND_ANNOTATED ||
+	    cgfs_read_cpu_quota(c->cg, ct->path, &quota, &period) < 0 || quota <= 0 || !period ||
+	    (was_limited && quota == was_quota && period == was_period))
+		return 0;
+	ct->meta.quota_us = quota;
+	ct->meta.period_us = period;
+	ct->meta.has_cpu_limit = true;
+	request_of(c, ct, &req);
+	get_pools(c, &before);
+	r = policy_resize(c->policy, &req, &ct->d);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		/* Not applied: keep the old limit so the next check retries. */
+		ct->meta.quota_us = was_quota;
+		ct->meta.period_us = was_period;
+		ct->meta.has_cpu_limit = was_limited;
+		log_resize_refused(c, ct, quota, period);
+		return 0;
+	}
+	ct->resize_refused_quota = 0;
+	if (r == 0)
+		return 0;	/* a limit change within the same class and N */
+	apply_resize(c, ct, &old, &before);
+	log_info("%s (%.12s): in-place resize to %.2f CPUs", ct->name, ct->info.container_id,
+		 (double)quota / (double)period);
+	log_decision(ct);
+	c->n.inplace_resizes++;
+	c->dirty = true;
+	return 1;
+}
+
+int controller_check_resizes(struct controller *c)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+	int n = 0, r;
+
+	if (!c->root[0])
+		return 0;
+	while (strmap_next(c->by_path, &it, &k, &v)) {
+		r = check_resize(c, v);
+		if (r < 0)
+			return r;
+		n += r;
+	}
+	return n;
 }
 
 /* --- resync --- */

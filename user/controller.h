@@ -36,12 +36,27 @@ struct container {
 	bool error_logged;
 	bool killed;
 	bool rebuild_skipped;		/* cgfs_skip_sched_rebuild done */
+	int64_t resize_refused_quota;	/* in-place resize refused for this
+					 * limit (logged once); 0 = none */
 };
+
+/*
+ * Resize convergence histogram (the Prometheus export's
+ * cpusetd_resize_convergence_seconds): conv_hist[i] counts the samples
+ * <= controller_conv_le_ns[i] and above the bound before it; the last
+ * slot, those above every bound. Not cumulative; counts since start.
+ */
+#define CONTROLLER_CONV_BUCKETS	16
+extern const uint64_t controller_conv_le_ns[CONTROLLER_CONV_BUCKETS];
 
 struct controller_counters {
 	uint64_t events, events_lost, resyncs;
 	uint64_t cgroup_writes, cgroup_write_errors;
 	uint64_t exec_reapplied, rejected, resizes;
+	uint64_t inplace_resizes, inplace_resizes_refused;
+	uint64_t admission_errors[POLICY_ERR__COUNT];	/* by reason, once per container */
+	uint64_t conv_hist[CONTROLLER_CONV_BUCKETS + 1];
+	uint64_t conv_sum_ns;
 };
 
 struct controller {
@@ -77,6 +92,20 @@ int controller_resync(struct controller *c);
 
 /* Handles one BPF event. Returns 0; -ENOMEM is the only fatal error. */
 int controller_handle(struct controller *c, const struct cpusetd_event *ev);
+
+/*
+ * In-place resizes (kubelet InPlacePodVerticalScaling): kubelet and the
+ * runtime change a running container's CPU limit (cpu.max, or
+ * cpu.cfs_quota_us/cfs_period_us) with no cgroup event, so the caller runs
+ * this on a timer. Re-reads the limit of every Guaranteed, non-sandbox,
+ * non-annotated container (one small read each) and applies the ones that
+ * changed with policy_resize; a refused one keeps its CPUs, is logged once
+ * per limit, and is tried again next time (it may fit once CPUs free up).
+ * An unlimited reading is never a resize: it is a container whose runtime
+ * has not written its limit yet. Returns the number of containers whose
+ * placement changed, or -ENOMEM.
+ */
+int controller_check_resizes(struct controller *c);
 
 /* Container for a cgroup id, or NULL (linear: exec events are rare). */
 struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id);
