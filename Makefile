@@ -41,7 +41,7 @@ LIB_SRCS := user/cpumask.c user/strmap.c user/log.c user/topology.c user/topolog
 	    cgroupfs/cgfs_path.c \
 	    user/koord_alloc.c user/koord_alloc_acc.c
 LIB_SRCS += user/numa_align.c
-LIB_SRCS += user/files.c
+LIB_SRCS += user/files.c user/export_prom.c
 LIB_SRCS += user/kube_alloc.c user/kube_alloc_numa.c user/kube_alloc_static.c
 LIB_SRCS += user/export_koord.c user/telemetry_rates.c
 DAEMON_SRCS := user/main.c user/controller.c user/status.c user/bpf_events.c
