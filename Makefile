@@ -45,6 +45,8 @@ LIB_SRCS += user/files.c user/export_prom.c
 LIB_SRCS += user/kube_alloc.c user/kube_alloc_numa.c user/kube_alloc_static.c
 LIB_SRCS += user/export_koord.c user/telemetry_rates.c
 DAEMON_SRCS := user/main.c user/controller.c user/status.c user/bpf_events.c
+DAEMON_SRCS += user/bpf_load.c user/bpf_telemetry.c
+LIB_SRCS += user/telemetry.c
 DAEMON_SRCS += user/status_detail.c user/export_koord_write.c
 CTL_SRCS := tools/cpusetctl.c tools/ctl_topology.c tools/ctl_allocate.c \
 	    tools/ctl_case_kube.c tools/ctl_case_koord.c
@@ -76,6 +78,7 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
 $(OUT)/obj/user/bpf_events.o: $(OUT)/cpusetd.skel.h
+$(OUT)/obj/user/bpf_telemetry.o: $(OUT)/telemetry.skel.h
 
 $(OUT)/obj/%.o: %.c $(wildcard user/*.h cgroupfs/*.h maps/*.h tools/*.h)
 	$(call msg,CC,$@)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * CO-RE workarounds for kernel layout changes that cpusetd.bpf.c reads
- * through. Each one cites the kernel commit it works around and carries
+ * CO-RE workarounds for kernel layout changes that the programs in bpf/
+ * read through. Each one cites the kernel commit it works around and carries
  * its own struct flavors (type___suffix), so the code compiles against a
  * vmlinux.h from either side of the change and libbpf picks the branch
  * that matches the running kernel at load time.
@@ -55,6 +55,62 @@ static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cgrp, __u32 level
 			return 0;
 		return id;
 	}
+	return 0;
+}
+
+/*
+ * commit 2f064a59a11f ("sched: Change task_struct::state"), merged for
+ * v5.14, renamed task_struct::state (a volatile long) to __state (an
+ * unsigned int). 0 is TASK_RUNNING under either name.
+ * see: https://github.com/torvalds/linux/commit/2f064a59a11f
+ */
+struct task_struct___state_new {
+	unsigned int __state;
+} __attribute__((preserve_access_index));
+
+struct task_struct___state_old {
+	long state;
+} __attribute__((preserve_access_index));
+
+/* The task's scheduler state word; 0 = TASK_RUNNING (runnable). */
+static __always_inline unsigned int task_state(struct task_struct *p)
+{
+	struct task_struct___state_new *new = (void *)p;
+	struct task_struct___state_old *old = (void *)p;
+
+	if (bpf_core_field_exists(new->__state))
+		return BPF_CORE_READ(new, __state);
+	return (unsigned int)BPF_CORE_READ(old, state);
+}
+
+/*
+ * commit bcf9033e5449 ("sched: move CPU field back into thread_info if
+ * THREAD_INFO_IN_TASK=y"), merged for v5.16, moved the CPU a task is on
+ * from task_struct::cpu to task_struct::thread_info.cpu.
+ * see: https://github.com/torvalds/linux/commit/bcf9033e5449
+ */
+struct task_struct___cpu_old {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+struct thread_info___cpu_new {
+	__u32 cpu;
+} __attribute__((preserve_access_index));
+
+struct task_struct___cpu_new {
+	struct thread_info___cpu_new thread_info;
+} __attribute__((preserve_access_index));
+
+/* task_cpu(p): the CPU the task is queued or running on; 0 if unknown. */
+static __always_inline __u32 task_cpu(struct task_struct *p)
+{
+	struct task_struct___cpu_new *tn = (void *)p;
+	struct task_struct___cpu_old *to = (void *)p;
+
+	if (bpf_core_field_exists(tn->thread_info.cpu))
+		return BPF_CORE_READ(tn, thread_info.cpu);
+	if (bpf_core_field_exists(to->cpu))
+		return BPF_CORE_READ(to, cpu);
 	return 0;
 }
 

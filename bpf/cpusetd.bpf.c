@@ -20,6 +20,7 @@
 #include <bpf/bpf_core_read.h>
 #include "maps/cpusetd.h"
 #include "core_fixes.bpf.h"
+#include "task_cgroup.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -132,25 +133,6 @@ static __always_inline int on_cgroup(struct cgroup *cgrp, const char *path, __u3
 	return 0;
 }
 
-/* The task's cgroup in the managed hierarchy; NULL if it cannot be read. */
-static __always_inline struct cgroup *task_cgroup(struct task_struct *p)
-{
-	struct css_set *cset = BPF_CORE_READ(p, cgroups);
-	struct cgroup_subsys_state *css = NULL;
-	int ssid;
-
-	if (!cset)
-		return NULL;
-	if (cpuset_on_v2)
-		return BPF_CORE_READ(cset, dfl_cgrp);
-	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, cpuset_cgrp_id))
-		return NULL;
-	ssid = bpf_core_enum_value(enum cgroup_subsys_id, cpuset_cgrp_id);
-	if (bpf_core_read(&css, sizeof(css), &cset->subsys[ssid]) || !css)
-		return NULL;
-	return BPF_CORE_READ(css, cgroup);
-}
-
 /*
  * sched_process_exec: report the first exec in a cgroup whose placement
  * is armed (verify_pending == 1). Clearing the flag is a compare-and-swap,
@@ -164,7 +146,7 @@ static __always_inline int on_exec(struct task_struct *p)
 	struct cgroup *cgrp;
 	__u64 id;
 
-	cgrp = task_cgroup(p);
+	cgrp = task_cgroup(p, cpuset_on_v2);
 	if (!cgrp)
 		return 0;
 	id = BPF_CORE_READ(cgrp, kn, id);

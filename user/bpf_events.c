@@ -9,18 +9,14 @@
  * Library code: logs at debug level only; the caller logs the decision.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <linux/bpf.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "cpusetd.skel.h"
 #include "bpf_events.h"
+#include "bpf_load.h"
 #include "log.h"
 
 struct bpf_events {
@@ -32,156 +28,25 @@ struct bpf_events {
 	bool all_tp_btf;
 };
 
-/* One tracepoint and its two program twins. */
-struct twin {
-	const char *tp;
-	struct bpf_program *btf;
-	struct bpf_program *raw;
-};
-
-/*
- * libbpf output goes to our log at debug level, warnings included: libbpf
- * has no error level, and the caller of bpf_events_open() logs the failure.
- * libbpf's own debug chatter (ELF sections, relocations) is only shown
- * with CPUSETD_LIBBPF_DEBUG=1 in the environment.
- */
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	static int chatty = -1;
-	char *msg = NULL;
-	size_t n;
-
-	if (chatty < 0)
-		chatty = getenv("CPUSETD_LIBBPF_DEBUG") != NULL;
-	if (log_max_level < LOG_DEBUG || (level == LIBBPF_DEBUG && !chatty))
-		return 0;
-	/* Verifier logs are long: allocate rather than truncate. */
-	if (vasprintf(&msg, fmt, ap) < 0)
-		return 0;
-	n = strlen(msg);
-	if (n > 0 && msg[n - 1] == '\n')
-		msg[n - 1] = '\0';	/* log_msg() adds its own */
-	log_debug("%s", msg);
-	free(msg);
-	return 0;
-}
-
-/*
- * Whether a BPF_PROG_TYPE_TRACING program can be loaded for tracepoint
- * tp as tp_btf: a two-instruction program with expected_attach_type
- * BPF_TRACE_RAW_TP and attach_btf_id = the btf_trace_<tp> typedef.
- * A feature probe, never a kernel version check. Cannot fail: any error
- * means "no".
- */
-static bool probe_tp_btf(const struct btf *vmlinux, const char *tp)
-{
-	LIBBPF_OPTS(bpf_prog_load_opts, opts,
-		.expected_attach_type = BPF_TRACE_RAW_TP,
-	);
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	char name[128];
-	int id, fd;
-
-	if (!vmlinux)
-		return false;
-	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF);
-	if (id <= 0) {
-		log_debug("bpf: no BTF typedef %s: tp_btf unavailable", name);
-		return false;
-	}
-	opts.attach_btf_id = id;
-	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns,
-			   sizeof(insns) / sizeof(insns[0]), &opts);
-	if (fd < 0) {
-		log_debug("bpf: tp_btf probe for %s failed: %s", tp, strerror(-fd));
-		return false;
-	}
-	close(fd);
-	return true;
-}
-
-/*
- * Turns autoload off for the twin of each pair that is not used.
- * Sets *ret_all_btf when every pair uses its tp_btf twin.
- * Returns 0 or the libbpf error.
- */
+/* Turns autoload off for the twin of each pair that is not used.
+ * Returns 0 or the libbpf error. */
 static int choose_twins(struct cpusetd_bpf *skel, bool *ret_all_btf)
 {
-	const struct twin twins[] = {
+	const struct bpf_load_twin twins[] = {
 		{ "cgroup_mkdir", skel->progs.cg_mkdir_btf, skel->progs.cg_mkdir_raw },
 		{ "cgroup_rmdir", skel->progs.cg_rmdir_btf, skel->progs.cg_rmdir_raw },
 		{ "sched_process_exec", skel->progs.exec_btf, skel->progs.exec_raw },
 	};
-	struct btf *vmlinux;
-	bool all_btf = true;
-	int err = 0;
 
-	/* Parsed once for the three probes; NULL means no tp_btf at all.
-	 * CPUSETD_BPF_NO_TP_BTF=1 makes every probe say no, so tests run the
-	 * raw_tp path on kernels that have tp_btf (a fault we cannot cause). */
-	vmlinux = getenv("CPUSETD_BPF_NO_TP_BTF") ? NULL : btf__load_vmlinux_btf();
-	if (!vmlinux)
-		log_debug("bpf: no vmlinux BTF or tp_btf disabled: raw_tp only");
-
-	for (size_t i = 0; i < sizeof(twins) / sizeof(twins[0]); i++) {
-		bool use_btf = probe_tp_btf(vmlinux, twins[i].tp);
-
-		log_debug("bpf: %s attaches as %s", twins[i].tp, use_btf ? "tp_btf" : "raw_tp");
-		err = bpf_program__set_autoload(use_btf ? twins[i].raw : twins[i].btf, false);
-		if (err)
-			goto cleanup;
-		all_btf = all_btf && use_btf;
-	}
-	*ret_all_btf = all_btf;
-cleanup:
-	btf__free(vmlinux);
-	return err;
+	return bpf_load_choose_twins(twins, sizeof(twins) / sizeof(twins[0]), ret_all_btf);
 }
 
-/* mkdir that accepts an existing directory. Returns 0 or -errno. */
-static int mkdir_exist_ok(const char *path)
-{
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/*
- * Pins placement and health at <pin_dir>/v<layout>/<map>, reusing maps
- * already pinned there (libbpf does that at load). pin_dir must exist or
- * be creatable with one mkdir; whether it is on bpffs is left to libbpf
- * (which fails with -EINVAL, leaving the empty v<layout> directory behind).
- * Returns 0, -ENAMETOOLONG, -errno from mkdir or the libbpf error.
- */
+/* Pins placement and health under <pin_dir>/v<layout>/ (bpf_load.h). */
 static int set_pin_paths(struct cpusetd_bpf *skel, const char *pin_dir)
 {
-	struct bpf_map *maps[] = { skel->maps.placement, skel->maps.health };
-	char dir[4096], path[4096];
-	int n, err;
+	struct bpf_map *const maps[] = { skel->maps.placement, skel->maps.health };
 
-	n = snprintf(dir, sizeof(dir), "%s/v%d", pin_dir, CPUSETD_LAYOUT_VERSION);
-	if (n < 0 || (size_t)n >= sizeof(dir))
-		return -ENAMETOOLONG;
-	err = mkdir_exist_ok(pin_dir);
-	if (err)
-		return err;
-	err = mkdir_exist_ok(dir);
-	if (err)
-		return err;
-
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		n = snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(maps[i]));
-		if (n < 0 || (size_t)n >= sizeof(path))
-			return -ENAMETOOLONG;
-		err = bpf_map__set_pin_path(maps[i], path);
-		if (err)
-			return err;
-	}
-	return 0;
+	return bpf_load_pin_under(maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
 }
 
 /* Reads the health counters (key 0). Returns 0 or the libbpf error. */
@@ -214,7 +79,7 @@ int bpf_events_open(const struct bpf_events_opts *opts, struct bpf_events **ret)
 	if (!opts || !opts->handler || !ret)
 		return -EINVAL;
 
-	libbpf_set_print(libbpf_print);
+	bpf_load_route_print();
 
 	b = calloc(1, sizeof(*b));
 	if (!b) {
@@ -333,6 +198,11 @@ int bpf_events_del_placement(struct bpf_events *b, uint64_t cgroup_id)
 
 	err = bpf_map__delete_elem(b->skel->maps.placement, &cgroup_id, sizeof(cgroup_id), 0);
 	return err == -ENOENT ? 0 : err;
+}
+
+int bpf_events_placement_fd(const struct bpf_events *b)
+{
+	return bpf_map__fd(b->skel->maps.placement);
 }
 
 void bpf_events_set_root(struct bpf_events *b, uint64_t root_cgroup_id, uint32_t root_level)

@@ -97,6 +97,13 @@ int bpf_events_set_placement(struct bpf_events *b, uint64_t cgroup_id,
  */
 void bpf_events_set_root(struct bpf_events *b, uint64_t root_cgroup_id, uint32_t root_level);
 
+/*
+ * The placement map's fd, owned by b (valid until bpf_events_free): the
+ * telemetry object reuses it (bpf_telemetry_opts.placement_fd) so both
+ * read the entries written here. Cannot fail.
+ */
+int bpf_events_placement_fd(const struct bpf_events *b);
+
 /* Removes the entry of cgroup_id. Returns 0 (also when absent) or -errno. */
 int bpf_events_del_placement(struct bpf_events *b, uint64_t cgroup_id);
 

@@ -20,6 +20,7 @@
 #define TELEMETRY_MAP_CGROUP_STATS	"cgroup_stats"
 #define TELEMETRY_MAP_CPU_OWNER		"cpu_owner"
 #define TELEMETRY_MAP_FOREIGN		"foreign"
+#define TELEMETRY_MAP_CPU_NODE		"cpu_node"
 
 struct telemetry_cgroup {
 	uint64_t cgroup_id;
@@ -50,8 +51,9 @@ struct telemetry_fds {
 /*
  * Copies the maps into *ret, for CPU ids below n_cpus (the topology's
  * highest possible CPU id + 1, at most CPUSETD_MAX_CPUS). Returns 0, or
- * -ENOMEM, or the -errno of a map lookup that failed for a reason other
- * than a missing key. *ret is zeroed first; free it with
+ * -EINVAL (fds NULL, n_cpus too big), -ENOMEM, -EPROTO when a map's key or
+ * value size is not the one in maps/cpusetd.h (another layout), or the
+ * -errno of a map lookup that failed for a reason other than a missing key. *ret is zeroed first; free it with
  * telemetry_snapshot_free either way.
  */
 int telemetry_read_fds(const struct telemetry_fds *fds, unsigned n_cpus,

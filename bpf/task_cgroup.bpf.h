@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * A task's container identity, shared by the detection programs
+ * (cpusetd.bpf.c) and the telemetry programs (telemetry.bpf.c): the
+ * task's cgroup in the hierarchy that carries the cpuset controller, and
+ * that cgroup's kernfs id (== st_ino of its directory == the placement
+ * map's key).
+ *
+ * Reads go through BPF_CORE_READ, so the helpers are valid in raw_tp
+ * programs (plain u64 args) as well as in tp_btf ones.
+ *
+ * BPF side only: include after vmlinux.h.
+ */
+#ifndef CPUSETD_TASK_CGROUP_BPF_H
+#define CPUSETD_TASK_CGROUP_BPF_H
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+/*
+ * The task's cgroup in the cpuset hierarchy: on v2 the default
+ * hierarchy's cgroup (css_set->dfl_cgrp), on v1 the cpuset css's cgroup.
+ * NULL if it cannot be read (no cpuset controller in this kernel, a read
+ * fault on an exiting task).
+ */
+static __always_inline struct cgroup *task_cgroup(struct task_struct *p, bool on_v2)
+{
+	struct css_set *cset = BPF_CORE_READ(p, cgroups);
+	struct cgroup_subsys_state *css = NULL;
+	int ssid;
+
+	if (!cset)
+		return NULL;
+	if (on_v2)
+		return BPF_CORE_READ(cset, dfl_cgrp);
+	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, cpuset_cgrp_id))
+		return NULL;
+	ssid = bpf_core_enum_value(enum cgroup_subsys_id, cpuset_cgrp_id);
+	if (bpf_core_read(&css, sizeof(css), &cset->subsys[ssid]) || !css)
+		return NULL;
+	return BPF_CORE_READ(css, cgroup);
+}
+
+/* task_cgroup()'s kernfs id; 0 (never a valid id) when it cannot be read. */
+static __always_inline __u64 task_cgroup_id(struct task_struct *p, bool on_v2)
+{
+	struct cgroup *cgrp = task_cgroup(p, on_v2);
+
+	return cgrp ? BPF_CORE_READ(cgrp, kn, id) : 0;
+}
+
+#endif /* CPUSETD_TASK_CGROUP_BPF_H */

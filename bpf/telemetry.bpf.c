@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * cpusetd telemetry programs: noisy-neighbour figures in maps that user
+ * space pins and SREs read with bpftool (layouts in maps/cpusetd.h).
+ *
+ *   sched_wakeup, sched_wakeup_new  the wakee starts waiting for a CPU
+ *   sched_switch                    the outgoing task's run is charged,
+ *                                   the incoming task's wait ends
+ *   sched_migrate_task              a managed task crossed NUMA nodes
+ *
+ * Every figure belongs to the task it measures (the wakee, the incoming
+ * or outgoing task), never to `current`: a wakeup runs on the waker's CPU.
+ *
+ * sched_switch runs on every context switch, so it is kept cheap: no
+ * cgroup walk for the outgoing task (who it is was cached when it was
+ * switched in, in run_state), one placement lookup for the incoming one,
+ * per-CPU counters without atomics (each CPU writes only its own slot).
+ *
+ * Each tracepoint has a tp_btf and a raw_tp twin sharing one
+ * __always_inline body; user/bpf_telemetry.c loads one of each pair.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "maps/cpusetd.h"
+#include "core_fixes.bpf.h"
+#include "task_cgroup.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the loader before load. */
+const volatile bool cpuset_on_v2 = false;	/* cpuset on the v2 hierarchy */
+
+/* Template for a new cgroup_stats entry (a 280-byte zero struct does not
+ * belong on the 512-byte BPF stack). */
+const struct cpusetd_cgroup_stats zero_cgroup_stats = {};
+
+#define PF_KTHREAD_FLAG	0x00200000	/* include/linux/sched.h PF_KTHREAD */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CPUSETD_MAX_CPUS);
+	__type(key, __u32);			/* logical CPU id */
+	__type(value, struct cpusetd_cpu_stats);
+} cpu_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);			/* cgroup id */
+	__type(value, struct cpusetd_cgroup_stats);
+} cgroup_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CPUSETD_MAX_CPUS);
+	__type(key, __u32);			/* logical CPU id */
+	__type(value, struct cpusetd_cpu_owner);
+} cpu_owner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct cpusetd_foreign_key);
+	__type(value, struct cpusetd_foreign);
+} foreign SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CPUSETD_MAX_CPUS);
+	__type(key, __u32);			/* logical CPU id */
+	__type(value, struct cpusetd_cpu_node);
+} cpu_node SEC(".maps");
+
+/* The detection object's map: the loader hands its fd over
+ * (bpf_map__reuse_fd), so both read the same entries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);			/* cgroup id */
+	__type(value, struct cpusetd_placement);
+} placement SEC(".maps");
+
+/* --- internal state, never pinned (stale timestamps would be charged) --- */
+
+#define W_IDLE		1u	/* the per-CPU idle task (pid 0) */
+#define W_KTHREAD	2u
+#define W_MANAGED	4u	/* its cgroup has a placement entry */
+
+/* The task a CPU is running, as seen when it was switched in. */
+struct run_state {
+	__u64 ts;		/* switch-in time; 0 = not seen yet */
+	__u64 cgid;
+	__u32 pid;
+	__u32 flags;		/* W_* */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct run_state);
+} run_state SEC(".maps");
+
+/* pid (kernel tid) -> when it became runnable; 0 = not waiting. LRU:
+ * a task that exits with an entry left is evicted, never leaks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, __u64);
+} waits SEC(".maps");
+
+/* floor(log2(v)) for v > 0, 0 for v == 0; branch-free, no loop. */
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 r, s;
+
+	r = (v > 0xFFFFFFFFULL) << 5; v >>= r;
+	s = (v > 0xFFFF) << 4; v >>= s; r |= s;
+	s = (v > 0xFF) << 3; v >>= s; r |= s;
+	s = (v > 0xF) << 2; v >>= s; r |= s;
+	s = (v > 0x3) << 1; v >>= s; r |= s;
+	return r | (__u32)(v >> 1);
+}
+
+/* Histogram slot of a wait of ns nanoseconds (see CPUSETD_HIST_SLOTS). */
+static __always_inline __u32 hist_slot(__u64 ns)
+{
+	__u32 k = log2_u64(ns / 1000);
+
+	return k < CPUSETD_HIST_SLOTS ? k : CPUSETD_HIST_SLOTS - 1;
+}
+
+static __always_inline bool cpu_in(const struct cpusetd_placement *pl, __u32 cpu)
+{
+	return (pl->cpus[(cpu / 64) & (CPUSETD_MASK_WORDS - 1)] >> (cpu & 63)) & 1;
+}
+
+/* The stats entry of a managed cgroup, created on first use; NULL when the
+ * map is full (the figures of that cgroup are then not kept). */
+static __always_inline struct cpusetd_cgroup_stats *cg_stats(__u64 cgid)
+{
+	struct cpusetd_cgroup_stats *st;
+
+	st = bpf_map_lookup_elem(&cgroup_stats, &cgid);
+	if (st)
+		return st;
+	bpf_map_update_elem(&cgroup_stats, &cgid, &zero_cgroup_stats, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&cgroup_stats, &cgid);
+}
+
+/* The task starts waiting for a CPU at now. */
+static __always_inline void wait_start(__u32 pid, __u64 now)
+{
+	__u64 *ts;
+
+	if (!pid)
+		return;
+	/* In place when the task has an entry: cheaper than an LRU update. */
+	ts = bpf_map_lookup_elem(&waits, &pid);
+	if (ts)
+		*ts = now;
+	else
+		bpf_map_update_elem(&waits, &pid, &now, BPF_ANY);
+}
+
+/* ns the task waited since wait_start, 0 if it was not seen waiting. */
+static __always_inline __u64 wait_end(__u32 pid, __u64 now)
+{
+	__u64 *ts = bpf_map_lookup_elem(&waits, &pid);
+	__u64 start;
+
+	if (!ts || !*ts)
+		return 0;
+	start = *ts;
+	*ts = 0;	/* not deleted: the next wakeup reuses the entry */
+	return now > start ? now - start : 0;
+}
+
+static __always_inline void foreign_add(__u32 cpu, __u64 cgid, __u64 ns)
+{
+	struct cpusetd_foreign_key k = { .cpu = cpu, .cgroup_id = cgid };
+	struct cpusetd_foreign *f, init = { .ns = ns, .switches = 1 };
+
+	/* Only this CPU writes keys with this cpu: plain adds. */
+	f = bpf_map_lookup_elem(&foreign, &k);
+	if (!f) {
+		bpf_map_update_elem(&foreign, &k, &init, BPF_NOEXIST);
+		return;
+	}
+	f->ns += ns;
+	f->switches++;
+}
+
+/*
+ * Charges the run of the task cached in rs (the outgoing one), delta ns,
+ * to this CPU's counters and, if managed, to its cgroup. next_cgid is the
+ * incoming task's cgroup (0 when it is the idle task).
+ */
+static __always_inline void charge_run(__u32 cpu, struct cpusetd_cpu_stats *cs,
+				       const struct run_state *rs, __u64 delta,
+				       bool runnable, __u64 next_cgid)
+{
+	struct cpusetd_cgroup_stats *st;
+	struct cpusetd_cpu_owner *own;
+
+	cs->busy_ns += delta;
+	own = bpf_map_lookup_elem(&cpu_owner, &cpu);
+	if (own && own->cgroup_id) {
+		if (rs->flags & W_KTHREAD) {
+			cs->kthread_ns += delta;
+		} else if (rs->cgid != own->cgroup_id) {
+			cs->foreign_ns += delta;
+			foreign_add(cpu, rs->cgid, delta);
+		}
+	}
+	if (!(rs->flags & W_MANAGED))
+		return;
+	st = bpf_map_lookup_elem(&cgroup_stats, &rs->cgid);
+	if (!st)
+		return;
+	__sync_fetch_and_add(&st->cpu_ns, delta);
+	if (runnable && next_cgid && next_cgid != rs->cgid)
+		__sync_fetch_and_add(&st->preempted, 1);
+}
+
+/* The incoming task's wait and placement, charged to it and this CPU. */
+static __always_inline void charge_in(__u32 cpu, struct cpusetd_cpu_stats *cs,
+				      const struct run_state *in,
+				      const struct cpusetd_placement *pl, __u64 now)
+{
+	struct cpusetd_cgroup_stats *st = NULL;
+	__u64 wait = wait_end(in->pid, now);
+	__u32 slot = hist_slot(wait);
+
+	if (pl)
+		st = cg_stats(in->cgid);
+	if (wait) {
+		cs->rq_wait_ns += wait;
+		cs->rq_wait_count++;
+		cs->rq_wait_hist[slot]++;
+		if (st) {
+			__sync_fetch_and_add(&st->rq_wait_ns, wait);
+			__sync_fetch_and_add(&st->rq_wait_count, 1);
+			__sync_fetch_and_add(&st->rq_wait_hist[slot], 1);
+		}
+	}
+	if (st && pl->kind != CPUSETD_KIND_NONE && !cpu_in(pl, cpu)) {
+		__sync_fetch_and_add(&st->violations, 1);
+		st->last_violation_cpu = cpu;	/* latest writer wins */
+	}
+}
+
+/*
+ * sched_switch. The outgoing task is the one run_state cached at its
+ * switch-in on this CPU (every switch passes here, so the cache is
+ * prev); before the first switch seen on a CPU there is nothing to charge.
+ * Known limit: a task moved to another cgroup while running is charged to
+ * its old cgroup until it is switched out.
+ */
+static __always_inline int on_switch(bool preempt, struct task_struct *prev,
+				     struct task_struct *next)
+{
+	struct cpusetd_placement *pl = NULL;
+	struct cpusetd_cpu_stats *cs;
+	struct run_state *rs, in = {};
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	bool runnable = false;
+	__u64 now;
+
+	cs = bpf_map_lookup_elem(&cpu_stats, &cpu);
+	rs = bpf_map_lookup_elem(&run_state, &zero);
+	if (!cs || !rs)
+		return 0;
+	now = bpf_ktime_get_ns();
+
+	in.pid = BPF_CORE_READ(next, pid);
+	if (!in.pid) {
+		in.flags = W_IDLE;
+	} else {
+		if (BPF_CORE_READ(next, flags) & PF_KTHREAD_FLAG)
+			in.flags = W_KTHREAD;
+		in.cgid = task_cgroup_id(next, cpuset_on_v2);
+		if (in.cgid)
+			pl = bpf_map_lookup_elem(&placement, &in.cgid);
+		if (pl)
+			in.flags |= W_MANAGED;
+	}
+
+	cs->switches++;
+	if (rs->ts && !(rs->flags & W_IDLE)) {
+		/* Still runnable = preempted (or yielded): waits again. */
+		runnable = preempt || task_state(prev) == 0;
+		charge_run(cpu, cs, rs, now - rs->ts, runnable, in.cgid);
+		if (runnable) {
+			cs->preemptions++;
+			wait_start(rs->pid, now);
+		}
+		if (in.pid && in.cgid != rs->cgid)
+			cs->cross_switches++;
+	}
+	if (in.pid)
+		charge_in(cpu, cs, &in, pl, now);
+
+	in.ts = now;
+	*rs = in;
+	return 0;
+}
+
+/* sched_wakeup, sched_wakeup_new: the wakee (p), not current, waits. */
+static __always_inline int on_wakeup(struct task_struct *p)
+{
+	wait_start(BPF_CORE_READ(p, pid), bpf_ktime_get_ns());
+	return 0;
+}
+
+/* sched_migrate_task: p (not current) moves to dest_cpu; counted when
+ * the two CPUs are on different NUMA nodes and p is in a managed cgroup. */
+static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
+{
+	__u32 src = task_cpu(p), dst = (__u32)dest_cpu;
+	struct cpusetd_cgroup_stats *st;
+	struct cpusetd_cpu_node *a, *b;
+	__u64 cgid;
+
+	if (src == dst)
+		return 0;
+	a = bpf_map_lookup_elem(&cpu_node, &src);
+	b = bpf_map_lookup_elem(&cpu_node, &dst);
+	if (!a || !b || a->node == b->node)
+		return 0;
+	cgid = task_cgroup_id(p, cpuset_on_v2);
+	if (!cgid || !bpf_map_lookup_elem(&placement, &cgid))
+		return 0;
+	st = cg_stats(cgid);
+	if (st)
+		__sync_fetch_and_add(&st->numa_migrations, 1);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(preempt, prev, next);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(preempt, prev, next);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(wakeup_btf, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(wakeup_raw, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(wakeup_new_btf, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(wakeup_new_raw, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(migrate_btf, struct task_struct *p, int dest_cpu)
+{
+	return on_migrate(p, dest_cpu);
+}
+
+SEC("raw_tp/sched_migrate_task")
+int BPF_PROG(migrate_raw, struct task_struct *p, int dest_cpu)
+{
+	return on_migrate(p, dest_cpu);
+}

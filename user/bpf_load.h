@@ -1,0 +1,51 @@
+/*
+ * What the two BPF loaders (bpf_events.c: detection, bpf_telemetry.c:
+ * telemetry) do the same way: route libbpf's output into log.h, pick the
+ * tp_btf or raw_tp twin of each tracepoint program by probing, and pin
+ * maps under the layout-versioned directory.
+ *
+ * Library code: logs at debug level only.
+ */
+#ifndef CPUSETD_BPF_LOAD_H
+#define CPUSETD_BPF_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <bpf/libbpf.h>
+
+/* One tracepoint and its two program twins (same body, two attach types). */
+struct bpf_load_twin {
+	const char *tp;			/* tracepoint name, e.g. "sched_switch" */
+	struct bpf_program *btf;	/* SEC("tp_btf/<tp>") */
+	struct bpf_program *raw;	/* SEC("raw_tp/<tp>") */
+};
+
+/*
+ * Routes libbpf's print callback (process-wide) into log.h at debug level;
+ * libbpf's own debug chatter only with CPUSETD_LIBBPF_DEBUG=1 in the
+ * environment. Cannot fail; calling it again is harmless.
+ */
+void bpf_load_route_print(void);
+
+/*
+ * Probes, for each of the n twins, whether this kernel loads its tp_btf
+ * program (a feature probe, never a kernel version check) and turns
+ * autoload off for the twin that is not used. CPUSETD_BPF_NO_TP_BTF set
+ * in the environment makes every probe say no (tests run the raw_tp path
+ * on kernels that have tp_btf). Call between open and load.
+ * Returns 0 and *ret_all_btf (true when every twin uses tp_btf), or the
+ * libbpf error of bpf_program__set_autoload; *ret_all_btf untouched then.
+ */
+int bpf_load_choose_twins(const struct bpf_load_twin *twins, size_t n, bool *ret_all_btf);
+
+/*
+ * Sets the pin path of each of the n maps to
+ * <pin_dir>/v<CPUSETD_LAYOUT_VERSION>/<map name>; libbpf then reuses a map
+ * already pinned there at load (same type and sizes) or pins the new one.
+ * pin_dir must exist or be creatable with one mkdir; whether it is on
+ * bpffs is left to libbpf (load fails with -EINVAL). Call between open and
+ * load. Returns 0, -ENAMETOOLONG, -errno from mkdir, or the libbpf error.
+ */
+int bpf_load_pin_under(struct bpf_map *const *maps, size_t n, const char *pin_dir);
+
+#endif
