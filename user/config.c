@@ -27,7 +27,7 @@
 #include "config.h"
 #include "log.h"
 
-#define VERSION			"0.1.0"
+#define VERSION			CPUSETD_VERSION
 #define MIN_SHARED_MAX		(CPUSETD_MAX_CPUS - 1)
 /* A config file is a few lines; anything bigger is a mistake. */
 #define CONFIG_MAX_BYTES	(1u << 20)
@@ -51,6 +51,8 @@ enum {
 	OPT_DRY_RUN,
 	OPT_VERSION,
 	OPT_KUBELET_STATE_FILE,
+	OPT_TEXTFILE,
+	OPT_EXPORT_INTERVAL,
 	OPT_POLICY,		/* the allocation-policy settings: config_policy.c */
 };
 
@@ -66,6 +68,8 @@ static const struct option long_opts[] = {
 	{ "log-level",		required_argument, NULL, OPT_LOG_LEVEL },
 	{ "dry-run",		no_argument,	   NULL, OPT_DRY_RUN },
 	{ "kubelet-state-file",	required_argument, NULL, OPT_KUBELET_STATE_FILE },
+	{ "textfile",		required_argument, NULL, OPT_TEXTFILE },
+	{ "export-interval",	required_argument, NULL, OPT_EXPORT_INTERVAL },
 	{ "cpu-bind-policy",	required_argument, NULL, OPT_POLICY },
 	{ "cpu-exclusive-policy", required_argument, NULL, OPT_POLICY },
 	{ "numa-allocate-strategy", required_argument, NULL, OPT_POLICY },
@@ -120,6 +124,9 @@ static void usage(void)
 	       "  --dry-run                decide and report, write no cpuset\n"
 	       "  --kubelet-state-file F   kubelet cpu_manager_state to take over (default\n"
 	       "                           %s; \"\" = none)\n"
+	       "  --textfile FILE          Prometheus textfile to write (default\n"
+	       "                           " CONFIG_DEFAULT_TEXTFILE "; \"\" = none)\n"
+	       "  --export-interval S      rewrite it at least every S seconds (default 15)\n"
 	       "Allocation policy (see cpusetd.conf for what each does):\n"
 	       "  --cpu-bind-policy FullPCPUs|SpreadByPCPUs|FullPCPUsOnly\n"
 	       "  --cpu-exclusive-policy None|PCPULevel|NUMANodeLevel\n"
@@ -155,6 +162,8 @@ static void set_defaults(struct cpusetd_config *c)
 	c->policy.on_error = POLICY_ON_ERROR_REJECT;
 	config_policy_defaults(&c->policy);
 	strcpy(c->kubelet_state_file, KUBELET_STATE_DEFAULT_PATH);
+	strcpy(c->textfile, CONFIG_DEFAULT_TEXTFILE);
+	c->export_interval_s = 15;
 	c->log_level = LOG_INFO;
 	c->dry_run = false;
 }
@@ -252,6 +261,17 @@ static int apply(struct loader *l, int id, const char *name, const char *v, char
 		}
 		return set_path(c->kubelet_state_file, sizeof(c->kubelet_state_file), v, err,
 				errlen);
+	case OPT_TEXTFILE:
+		if (!v[0]) {	/* "" = no export */
+			c->textfile[0] = '\0';
+			return 0;
+		}
+		return set_path(c->textfile, sizeof(c->textfile), v, err, errlen);
+	case OPT_EXPORT_INTERVAL:
+		if (parse_uint_range(v, 1, CONFIG_MAX_EXPORT_INTERVAL, &c->export_interval_s) == 0)
+			return 0;
+		snprintf(err, errlen, "expected seconds 1..%d, got '%s'", CONFIG_MAX_EXPORT_INTERVAL, v);
+		return -EINVAL;
 	case OPT_KUBEPODS_ROOT:
 		return set_kubepods_root(c, v, err, errlen);
 	case OPT_BUNDLE_PATH:

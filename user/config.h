@@ -8,7 +8,8 @@
  * cpu_bind_policy, cpu_exclusive_policy, numa_allocate_strategy,
  * numa_topology_alignment_policy, topology_manager_scope, kubelet_compat,
  * kubelet_cpu_manager_policy_options, besteffort_pool, integer_qos,
- * reserved_cpus, prefer_isolated_cpus.
+ * reserved_cpus, prefer_isolated_cpus. The Prometheus export (export_textfile.h):
+ * textfile ("" = none), export_interval (seconds).
  */
 #ifndef CPUSETD_CONFIG_H
 #define CPUSETD_CONFIG_H
@@ -20,6 +21,9 @@
 
 #define CONFIG_MAX_BUNDLE_PATHS		8
 #define CONFIG_DEFAULT_FILE		"/etc/cpusetd/cpusetd.conf"
+#define CONFIG_DEFAULT_TEXTFILE		"/var/lib/node_exporter/textfile_collector/cpusetd.prom"
+#define CONFIG_MAX_EXPORT_INTERVAL	86400
+#define CPUSETD_VERSION			"0.1.0"
 
 struct cpusetd_config {
 	char config_file[PATH_MAX];
@@ -30,6 +34,8 @@ struct cpusetd_config {
 	char pin_dir[PATH_MAX];
 	char kubelet_pods_dir[PATH_MAX];
 	char kubelet_state_file[PATH_MAX];	/* "" = no takeover */
+	char textfile[PATH_MAX];	/* Prometheus textfile; "" = no export */
+	unsigned export_interval_s;	/* textfile rewritten at least this often */
 	struct policy_config policy;
 	int log_level;			/* syslog level */
 	bool dry_run;

@@ -121,6 +121,8 @@ static void assert_defaults(const struct cpusetd_config *c)
 	assert_int_equal(c->policy.integer_qos, POLICY_QOS_LSE);
 	assert_true(cpumask_empty(&c->policy.reserved_cpus));
 	assert_false(c->policy.prefer_isolated);
+	assert_string_equal(c->textfile, "/var/lib/node_exporter/textfile_collector/cpusetd.prom");
+	assert_int_equal(c->export_interval_s, 15);
 }
 
 static void test_defaults(void **state)
@@ -575,6 +577,43 @@ static void test_policy_keys(void **state)
 	}
 }
 
+/* The Prometheus export: textfile ("" = off) and export_interval. */
+static void test_export_keys(void **state)
+{
+	const char *args[] = { "--config", ini, "--export-interval", "60", NULL };
+	const char *plain[] = { "--config", ini, NULL };
+	static const struct {
+		const char *line, *err;
+	} bad[] = {
+		{ "textfile = cpusetd.prom", "textfile: expected an absolute path" },
+		{ "export_interval = 0", "expected seconds 1..86400, got '0'" },
+		{ "export_interval = 86401", "got '86401'" },
+		{ "export-interval = 1.5", "got '1.5'" },
+	};
+	struct cpusetd_config c;
+	char text[256];
+
+	(void)state;
+	write_ini("textfile = /tmp/prom/x.prom\nexport_interval = 5\n");
+	assert_int_equal(load(&c, args), 0);
+	assert_string_equal(c.textfile, "/tmp/prom/x.prom");
+	assert_int_equal(c.export_interval_s, 60);	/* CLI wins */
+	write_ini("textfile =\n");
+	assert_int_equal(load(&c, plain), 0);
+	assert_string_equal(c.textfile, "");
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		snprintf(text, sizeof(text), "%s\n", bad[i].line);
+		write_ini(text);
+		assert_int_equal(load(&c, plain), -EINVAL);
+		if (!strstr(err, bad[i].err) || !strstr(err, ":1: "))
+			fail_msg("%s: error \"%s\" lacks \"%s\"", bad[i].line, err, bad[i].err);
+	}
+	write_ini("");
+	const char *cli[] = { "--config", ini, "--textfile", "", NULL };
+	assert_int_equal(load(&c, cli), 0);
+	assert_string_equal(c.textfile, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -593,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_repeat_calls),
 		cmocka_unit_test(test_shipped_config),
 		cmocka_unit_test(test_policy_keys),
+		cmocka_unit_test(test_export_keys),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
