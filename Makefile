@@ -50,6 +50,8 @@ LIB_SRCS += user/telemetry.c
 DAEMON_SRCS += user/status_detail.c user/export_koord_write.c
 CTL_SRCS := tools/cpusetctl.c tools/ctl_topology.c tools/ctl_allocate.c \
 	    tools/ctl_case_kube.c tools/ctl_case_koord.c
+CTL_SRCS += tools/ctl_util.c tools/ctl_status.c tools/ctl_map.c tools/ctl_top.c \
+	    tools/ctl_explain.c tools/ctl_telemetry.c
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
