@@ -45,6 +45,7 @@ LIB_SRCS += user/files.c user/export_prom.c
 LIB_SRCS += user/kube_alloc.c user/kube_alloc_numa.c user/kube_alloc_static.c
 LIB_SRCS += user/export_koord.c user/telemetry_rates.c
 DAEMON_SRCS := user/main.c user/controller.c user/status.c user/bpf_events.c
+DAEMON_SRCS += user/export_textfile.c
 DAEMON_SRCS += user/bpf_load.c user/bpf_telemetry.c
 LIB_SRCS += user/telemetry.c
 DAEMON_SRCS += user/status_detail.c user/export_koord_write.c

@@ -54,6 +54,7 @@ enum {
 	OPT_TEXTFILE,
 	OPT_EXPORT_INTERVAL,
 	OPT_POLICY,		/* the allocation-policy settings: config_policy.c */
+	OPT_RESIZE_CHECK_MS,
 };
 
 static const struct option long_opts[] = {
@@ -81,6 +82,7 @@ static const struct option long_opts[] = {
 	{ "integer-qos",	required_argument, NULL, OPT_POLICY },
 	{ "reserved-cpus",	required_argument, NULL, OPT_POLICY },
 	{ "prefer-isolated-cpus", required_argument, NULL, OPT_POLICY },
+	{ "resize-check-ms",	required_argument, NULL, OPT_RESIZE_CHECK_MS },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -120,6 +122,8 @@ static void usage(void)
 	       "  --on-error reject|shared what to do with a container that cannot be placed\n"
 	       "                           (default reject)\n"
 	       "  --min-shared-cpus N      CPUs always left to the shared pool, 1..%d (default 1)\n"
+	       "  --resize-check-ms MS     how often CPU limits are re-read for in-place\n"
+	       "                           resizes, 0 = never (default 1000)\n"
 	       "  --log-level LEVEL        error|warning|notice|info|debug (default info)\n"
 	       "  --dry-run                decide and report, write no cpuset\n"
 	       "  --kubelet-state-file F   kubelet cpu_manager_state to take over (default\n"
@@ -166,6 +170,7 @@ static void set_defaults(struct cpusetd_config *c)
 	c->export_interval_s = 15;
 	c->log_level = LOG_INFO;
 	c->dry_run = false;
+	c->resize_check_ms = 1000;
 }
 
 /* Copies an absolute path into dst. Returns 0 or -EINVAL with err set. */
@@ -293,6 +298,11 @@ static int apply(struct loader *l, int id, const char *name, const char *v, char
 		if (parse_uint_range(v, 1, MIN_SHARED_MAX, &c->policy.min_shared_cpus) == 0)
 			return 0;
 		snprintf(err, errlen, "expected an integer 1..%d, got '%s'", MIN_SHARED_MAX, v);
+		return -EINVAL;
+	case OPT_RESIZE_CHECK_MS:
+		if (parse_uint_range(v, 0, 3600000, &c->resize_check_ms) == 0)
+			return 0;
+		snprintf(err, errlen, "expected milliseconds 0..3600000, got '%s'", v);
 		return -EINVAL;
 	case OPT_LOG_LEVEL:
 		if (log_parse_level(v, &c->log_level) == 0)

@@ -562,8 +562,8 @@ int controller_handle(struct controller *c, const struct cpusetd_event *ev)
 
 /* --- in-place resize --- */
 
-static void log_resize_refused(struct controller *c, struct container *ct, int64_t quota,
-			       uint64_t period)
+static void log_resize_refused(struct controller *c, struct container *ct,
+			       const struct policy_decision *d, int64_t quota, uint64_t period)
 {
 	char cpus[CPULIST_MAX];
 
@@ -571,12 +571,11 @@ static void log_resize_refused(struct controller *c, struct container *ct, int64
 	if (ct->resize_refused_quota == quota)
 		return;
 	ct->resize_refused_quota = quota;
-	cpulist_format(&ct->cpus_applied, cpus, sizeof(cpus));
+	c->dirty = true;	/* the counter shows in status.json */
+	cpulist_format(&ct->d.cpus, cpus, sizeof(cpus));
 	log_warn("%s (%.12s): in-place resize to %.2f CPUs refused (%s: %s); keeps cpus %s",
 		 ct->name, ct->info.container_id, (double)quota / (double)period,
-		 policy_error_name(ct->d.err), ct->d.reason, cpus);
-	ct->d.err = POLICY_OK;	/* the placement stands: not an admission error */
-	ct->d.reason[0] = '\0';
+		 policy_error_name(d->err), d->reason, cpus);
 }
 
 /* Brings ct and the pools to a resized decision: whoever gives CPUs up
@@ -602,7 +601,7 @@ static void apply_resize(struct controller *c, struct container *ct,
 /* One container: 1 when its placement changed, 0 when not, -ENOMEM. */
 static int check_resize(struct controller *c, struct container *ct)
 {
-	struct policy_decision old = ct->d;
+	struct policy_decision old = ct->d, d;
 	struct policy_request req;
 	struct pools before;
 	int64_t quota, was_quota = ct->meta.quota_us;
@@ -612,28 +611,33 @@ static int check_resize(struct controller *c, struct container *ct)
 
 	if (ct->meta.sandbox || ct->info.qos != CGFS_QOS_GUARANTEED || ct->killed ||
 	    ct->d.err || ct->d.kind == CPUSETD_KIND_ANNOTATED ||
-	    cgfs_read_cpu_quota(c->cg, ct->path, &quota, &period) < 0 || quota <= 0 || !period ||
-	    (was_limited && quota == was_quota && period == was_period))
+	    cgfs_read_cpu_quota(c->cg, ct->path, &quota, &period) < 0 || quota <= 0 || !period)
 		return 0;
+	if (was_limited && quota == was_quota && period == was_period) {
+		ct->resize_refused_quota = 0;	/* a refused resize was taken back */
+		return 0;
+	}
 	ct->meta.quota_us = quota;
 	ct->meta.period_us = period;
 	ct->meta.has_cpu_limit = true;
 	request_of(c, ct, &req);
 	get_pools(c, &before);
-	r = policy_resize(c->policy, &req, &ct->d);
+	r = policy_resize(c->policy, &req, &d);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {
-		/* Not applied: keep the old limit so the next check retries. */
+		/* Not applied, not an admission error: the placement stands.
+		 * Keep the old limit so the next check tries again. */
 		ct->meta.quota_us = was_quota;
 		ct->meta.period_us = was_period;
 		ct->meta.has_cpu_limit = was_limited;
-		log_resize_refused(c, ct, quota, period);
+		log_resize_refused(c, ct, &d, quota, period);
 		return 0;
 	}
 	ct->resize_refused_quota = 0;
 	if (r == 0)
 		return 0;	/* a limit change within the same class and N */
+	ct->d = d;
 	apply_resize(c, ct, &old, &before);
 	log_info("%s (%.12s): in-place resize to %.2f CPUs", ct->name, ct->info.container_id,
 		 (double)quota / (double)period);

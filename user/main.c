@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -22,6 +23,7 @@
 #include "bpf_events.h"
 #include "config.h"
 #include "controller.h"
+#include "export_textfile.h"
 #include "log.h"
 #include "status.h"
 
@@ -33,7 +35,9 @@ struct daemon {
 	struct controller ctl;
 	bool ctl_ready;
 	uint64_t lost_seen;
+	struct export_textfile *prom;	/* NULL: no textfile export */
 	int epfd, sigfd;
+	int resize_tfd;			/* timerfd for in-place resize checks; -1 */
 };
 
 static uint64_t mono_us(void)
@@ -135,6 +139,31 @@ static int open_bpf(struct daemon *d, const char *root)
 	return r;
 }
 
+/* A periodic timerfd of ms milliseconds in the epoll set, or -1 when
+ * ms == 0 (never). Returns the fd or -errno. */
+static int add_timer(struct daemon *d, unsigned ms)
+{
+	struct itimerspec its = { 0 };
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd;
+
+	if (!ms)
+		return -1;
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	its.it_value.tv_sec = its.it_interval.tv_sec = ms / 1000;
+	its.it_value.tv_nsec = its.it_interval.tv_nsec = (long)(ms % 1000) * 1000000L;
+	ev.data.fd = fd;
+	if (timerfd_settime(fd, 0, &its, NULL) < 0 || epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 static int setup_fds(struct daemon *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -155,7 +184,18 @@ static int setup_fds(struct daemon *d)
 	ev.data.fd = bpf_events_fd(d->bpf);
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
 		return -errno;
-	return 0;
+	d->resize_tfd = add_timer(d, d->cfg.resize_check_ms);
+	return d->resize_tfd < -1 ? d->resize_tfd : 0;
+}
+
+/* kubelet resized a container in place: no cgroup event says so. */
+static int on_resize_timer(struct daemon *d)
+{
+	uint64_t expirations;
+
+	if (read(d->resize_tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		return -errno;
+	return controller_check_resizes(&d->ctl) == -ENOMEM ? -ENOMEM : 0;
 }
 
 /* Returns 1 to stop, 0 to go on. SIGHUP forces a resync. */
@@ -169,6 +209,7 @@ static int on_signal(struct daemon *d)
 		log_notice("SIGHUP: full resync");
 		if (d->ctl.root[0])
 			controller_resync(&d->ctl);
+		controller_check_resizes(&d->ctl);
 	}
 	return 0;
 }
@@ -193,6 +234,8 @@ static void write_status(struct daemon *d)
 {
 	int r;
 
+	/* Before dirty is cleared: a placement change rewrites it too. */
+	export_textfile_tick(d->prom, &d->ctl);
 	if (!d->ctl.dirty)
 		return;
 	r = status_write(&d->ctl, d->cfg.state_dir);
@@ -208,7 +251,7 @@ static int loop(struct daemon *d)
 
 	for (;;) {
 		struct epoll_event evs[4];
-		int timeout = wd ? (int)(wd_usec / 4000) : 5000;
+		int timeout = export_textfile_timeout_ms(d->prom, wd ? (int)(wd_usec / 4000) : 5000);
 		int n = epoll_wait(d->epfd, evs, 4, timeout > 0 ? timeout : 1);
 
 		if (n < 0 && errno != EINTR)
@@ -217,6 +260,8 @@ static int loop(struct daemon *d)
 			if (evs[i].data.fd == d->sigfd && on_signal(d))
 				return 0;
 			if (evs[i].data.fd == bpf_events_fd(d->bpf) && bpf_events_poll(d->bpf) == -ENOMEM)
+				return -ENOMEM;
+			if (evs[i].data.fd == d->resize_tfd && on_resize_timer(d) == -ENOMEM)
 				return -ENOMEM;
 		}
 		check_lost(d);
@@ -238,6 +283,16 @@ static void raise_nofile(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+/* The Prometheus textfile export ("" = none). */
+static int open_export(struct daemon *d)
+{
+	int r = export_textfile_new(d->cfg.textfile, d->cfg.export_interval_s, &d->prom);
+
+	if (r < 0)
+		log_error("textfile %s: %s", d->cfg.textfile, strerror(-r));
+	return r;
 }
 
 static int start(struct daemon *d)
@@ -275,6 +330,9 @@ static int start(struct daemon *d)
 	}
 	d->ctl_ready = true;
 	d->ctl.bpf = d->bpf;
+	r = open_export(d);
+	if (r < 0)
+		return r;
 	r = mkdir_p(d->cfg.state_dir);
 	if (r < 0) {
 		log_error("cannot create %s: %s", d->cfg.state_dir, strerror(-r));
@@ -302,7 +360,7 @@ static int start(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .epfd = -1, .sigfd = -1 };
+	struct daemon d = { .epfd = -1, .sigfd = -1, .resize_tfd = -1 };
 	int r;
 
 	r = config_load(argc, argv, &d.cfg);
@@ -318,6 +376,7 @@ int main(int argc, char **argv)
 	}
 	if (d.ctl_ready)
 		controller_fini(&d.ctl);
+	export_textfile_free(d.prom);
 	bpf_events_free(d.bpf);
 	topo_free(d.topo);
 	cgfs_free(d.cg);
@@ -325,5 +384,7 @@ int main(int argc, char **argv)
 		close(d.epfd);
 	if (d.sigfd >= 0)
 		close(d.sigfd);
+	if (d.resize_tfd >= 0)
+		close(d.resize_tfd);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

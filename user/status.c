@@ -118,6 +118,8 @@ static json_object *counters_obj(const struct controller_counters *n)
 	add(o, "exec_reapplied", json_object_new_uint64(n->exec_reapplied));
 	add(o, "rejected", json_object_new_uint64(n->rejected));
 	add(o, "resizes", json_object_new_uint64(n->resizes));
+	add(o, "inplace_resizes", json_object_new_uint64(n->inplace_resizes));
+	add(o, "inplace_resizes_refused", json_object_new_uint64(n->inplace_resizes_refused));
 	return o;
 }
 

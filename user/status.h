@@ -51,7 +51,8 @@
  *                "reason", "message", "action"}, ...],
  *   "counters": {"events": N, "events_lost": N, "resyncs": N,
  *                "cgroup_writes": N, "cgroup_write_errors": N,
- *                "exec_reapplied": N, "rejected": N, "resizes": N},
+ *                "exec_reapplied": N, "rejected": N, "resizes": N,
+ *                "inplace_resizes": N, "inplace_resizes_refused": N},
  *   "convergence": {"count": N, "last_ns": N,
  *                   "recent_ns": [N, ...]}   (newest last, at most 1024)
  * }
