@@ -3,10 +3,21 @@
  * cpusetd telemetry programs: noisy-neighbour figures in maps that user
  * space pins and SREs read with bpftool (layouts in maps/cpusetd.h).
  *
- *   sched_wakeup, sched_wakeup_new  the wakee starts waiting for a CPU
- *   sched_switch                    the outgoing task's run is charged,
- *                                   the incoming task's wait ends
+ *   sched_switch                    the outgoing task's run (and the
+ *                                   run-queue wait before it) is charged,
+ *                                   the incoming task is checked against
+ *                                   its placement
+ *   sched_wakeup, sched_wakeup_new  the wakee starts waiting (map mode only)
  *   sched_migrate_task              a managed task crossed NUMA nodes
+ *
+ * Run-queue wait comes from the scheduler's own per-task account,
+ * sched_info.run_delay (CONFIG_SCHED_INFO; /proc/PID/schedstat field 2),
+ * read from the two task_structs sched_switch has hot anyway: the wait
+ * before a run is the growth of run_delay between the task's switch-in
+ * and its switch-out. Keeping our own per-task wakeup timestamps costs a
+ * cold per-task map access on every wakeup and every switch (~300 ns each
+ * on the reference VM), so that is only the fallback (wait_from_map) for
+ * kernels that do not keep run_delay; then the wakeup programs run too.
  *
  * Every figure belongs to the task it measures (the wakee, the incoming
  * or outgoing task), never to `current`: a wakeup runs on the waker's CPU.
@@ -17,7 +28,11 @@
  * per-CPU counters without atomics (each CPU writes only its own slot).
  *
  * Each tracepoint has a tp_btf and a raw_tp twin sharing one
- * __always_inline body; user/bpf_telemetry.c loads one of each pair.
+ * __always_inline body; user/bpf_telemetry.c loads one of each pair. The
+ * body takes a constant `btf`: the tp_btf twin reads task fields with
+ * plain loads, the raw_tp twin through BPF_CORE_READ (a helper call per
+ * field, several times dearer on sched_switch); the compiler drops the
+ * branch the twin does not use.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -31,12 +46,30 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by the loader before load. */
 const volatile bool cpuset_on_v2 = false;	/* cpuset on the v2 hierarchy */
+const volatile bool wait_from_map = false;	/* no run_delay: use `waits` */
 
 /* Template for a new cgroup_stats entry (a 280-byte zero struct does not
  * belong on the 512-byte BPF stack). */
 const struct cpusetd_cgroup_stats zero_cgroup_stats = {};
 
 #define PF_KTHREAD_FLAG	0x00200000	/* include/linux/sched.h PF_KTHREAD */
+
+/* p->field: a plain load in tp_btf twins, a probe read in raw_tp ones. */
+#define TASK_READ(btf, p, field)	((btf) ? (p)->field : BPF_CORE_READ(p, field))
+
+/* p->sched_info.run_delay (ns the task waited on run queues, in total);
+ * 0 when the kernel has no CONFIG_SCHED_INFO. */
+static __always_inline __u64 run_delay_of(struct task_struct *p, bool btf)
+{
+	if (!bpf_core_field_exists(p->sched_info.run_delay))
+		return 0;
+	return btf ? p->sched_info.run_delay : BPF_CORE_READ(p, sched_info.run_delay);
+}
+
+static __always_inline __u64 cgroup_of(struct task_struct *p, bool btf)
+{
+	return btf ? task_cgroup_id_btf(p, cpuset_on_v2) : task_cgroup_id(p, cpuset_on_v2);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -92,6 +125,7 @@ struct {
 struct run_state {
 	__u64 ts;		/* switch-in time; 0 = not seen yet */
 	__u64 cgid;
+	__u64 run_delay;	/* its sched_info.run_delay at switch-in */
 	__u32 pid;
 	__u32 flags;		/* W_* */
 };
@@ -194,16 +228,34 @@ static __always_inline void foreign_add(__u32 cpu, __u64 cgid, __u64 ns)
 	f->switches++;
 }
 
+/* One run-queue wait of `wait` ns, to this CPU and (st != NULL) the
+ * waiting task's cgroup. */
+static __always_inline void record_wait(struct cpusetd_cpu_stats *cs,
+					struct cpusetd_cgroup_stats *st, __u64 wait)
+{
+	__u32 slot = hist_slot(wait);
+
+	cs->rq_wait_ns += wait;
+	cs->rq_wait_count++;
+	cs->rq_wait_hist[slot]++;
+	if (st) {
+		__sync_fetch_and_add(&st->rq_wait_ns, wait);
+		__sync_fetch_and_add(&st->rq_wait_count, 1);
+		__sync_fetch_and_add(&st->rq_wait_hist[slot], 1);
+	}
+}
+
 /*
  * Charges the run of the task cached in rs (the outgoing one), delta ns,
- * to this CPU's counters and, if managed, to its cgroup. next_cgid is the
+ * to this CPU's counters and, if managed, to its cgroup; with wait > 0
+ * also the run-queue wait that preceded that run. next_cgid is the
  * incoming task's cgroup (0 when it is the idle task).
  */
 static __always_inline void charge_run(__u32 cpu, struct cpusetd_cpu_stats *cs,
-				       const struct run_state *rs, __u64 delta,
+				       const struct run_state *rs, __u64 delta, __u64 wait,
 				       bool runnable, __u64 next_cgid)
 {
-	struct cpusetd_cgroup_stats *st;
+	struct cpusetd_cgroup_stats *st = NULL;
 	struct cpusetd_cpu_owner *own;
 
 	cs->busy_ns += delta;
@@ -216,9 +268,10 @@ static __always_inline void charge_run(__u32 cpu, struct cpusetd_cpu_stats *cs,
 			foreign_add(cpu, rs->cgid, delta);
 		}
 	}
-	if (!(rs->flags & W_MANAGED))
-		return;
-	st = bpf_map_lookup_elem(&cgroup_stats, &rs->cgid);
+	if (rs->flags & W_MANAGED)
+		st = bpf_map_lookup_elem(&cgroup_stats, &rs->cgid);
+	if (wait)
+		record_wait(cs, st, wait);
 	if (!st)
 		return;
 	__sync_fetch_and_add(&st->cpu_ns, delta);
@@ -232,20 +285,14 @@ static __always_inline void charge_in(__u32 cpu, struct cpusetd_cpu_stats *cs,
 				      const struct cpusetd_placement *pl, __u64 now)
 {
 	struct cpusetd_cgroup_stats *st = NULL;
-	__u64 wait = wait_end(in->pid, now);
-	__u32 slot = hist_slot(wait);
+	__u64 wait;
 
 	if (pl)
 		st = cg_stats(in->cgid);
-	if (wait) {
-		cs->rq_wait_ns += wait;
-		cs->rq_wait_count++;
-		cs->rq_wait_hist[slot]++;
-		if (st) {
-			__sync_fetch_and_add(&st->rq_wait_ns, wait);
-			__sync_fetch_and_add(&st->rq_wait_count, 1);
-			__sync_fetch_and_add(&st->rq_wait_hist[slot], 1);
-		}
+	if (wait_from_map) {
+		wait = wait_end(in->pid, now);
+		if (wait)
+			record_wait(cs, st, wait);
 	}
 	if (st && pl->kind != CPUSETD_KIND_NONE && !cpu_in(pl, cpu)) {
 		__sync_fetch_and_add(&st->violations, 1);
@@ -261,7 +308,7 @@ static __always_inline void charge_in(__u32 cpu, struct cpusetd_cpu_stats *cs,
  * its old cgroup until it is switched out.
  */
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
-				     struct task_struct *next)
+				     struct task_struct *next, bool btf)
 {
 	struct cpusetd_placement *pl = NULL;
 	struct cpusetd_cpu_stats *cs;
@@ -276,13 +323,13 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		return 0;
 	now = bpf_ktime_get_ns();
 
-	in.pid = BPF_CORE_READ(next, pid);
+	in.pid = TASK_READ(btf, next, pid);
 	if (!in.pid) {
 		in.flags = W_IDLE;
 	} else {
-		if (BPF_CORE_READ(next, flags) & PF_KTHREAD_FLAG)
+		if (TASK_READ(btf, next, flags) & PF_KTHREAD_FLAG)
 			in.flags = W_KTHREAD;
-		in.cgid = task_cgroup_id(next, cpuset_on_v2);
+		in.cgid = cgroup_of(next, btf);
 		if (in.cgid)
 			pl = bpf_map_lookup_elem(&placement, &in.cgid);
 		if (pl)
@@ -291,12 +338,19 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 
 	cs->switches++;
 	if (rs->ts && !(rs->flags & W_IDLE)) {
+		__u64 wait = 0;
+
 		/* Still runnable = preempted (or yielded): waits again. */
 		runnable = preempt || task_state(prev) == 0;
-		charge_run(cpu, cs, rs, now - rs->ts, runnable, in.cgid);
+		if (!wait_from_map) {
+			wait = run_delay_of(prev, btf);
+			wait = wait > rs->run_delay ? wait - rs->run_delay : 0;
+		}
+		charge_run(cpu, cs, rs, now - rs->ts, wait, runnable, in.cgid);
 		if (runnable) {
 			cs->preemptions++;
-			wait_start(rs->pid, now);
+			if (wait_from_map)
+				wait_start(rs->pid, now);
 		}
 		if (in.pid && in.cgid != rs->cgid)
 			cs->cross_switches++;
@@ -305,20 +359,22 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		charge_in(cpu, cs, &in, pl, now);
 
 	in.ts = now;
+	if (!wait_from_map && in.pid)
+		in.run_delay = run_delay_of(next, btf);
 	*rs = in;
 	return 0;
 }
 
 /* sched_wakeup, sched_wakeup_new: the wakee (p), not current, waits. */
-static __always_inline int on_wakeup(struct task_struct *p)
+static __always_inline int on_wakeup(struct task_struct *p, bool btf)
 {
-	wait_start(BPF_CORE_READ(p, pid), bpf_ktime_get_ns());
+	wait_start(TASK_READ(btf, p, pid), bpf_ktime_get_ns());
 	return 0;
 }
 
 /* sched_migrate_task: p (not current) moves to dest_cpu; counted when
  * the two CPUs are on different NUMA nodes and p is in a managed cgroup. */
-static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
+static __always_inline int on_migrate(struct task_struct *p, int dest_cpu, bool btf)
 {
 	__u32 src = task_cpu(p), dst = (__u32)dest_cpu;
 	struct cpusetd_cgroup_stats *st;
@@ -331,7 +387,7 @@ static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
 	b = bpf_map_lookup_elem(&cpu_node, &dst);
 	if (!a || !b || a->node == b->node)
 		return 0;
-	cgid = task_cgroup_id(p, cpuset_on_v2);
+	cgid = cgroup_of(p, btf);
 	if (!cgid || !bpf_map_lookup_elem(&placement, &cgid))
 		return 0;
 	st = cg_stats(cgid);
@@ -343,47 +399,47 @@ static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(preempt, prev, next);
+	return on_switch(preempt, prev, next, true);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(preempt, prev, next);
+	return on_switch(preempt, prev, next, false);
 }
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(wakeup_btf, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(p, true);
 }
 
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(wakeup_raw, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(p, false);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(wakeup_new_btf, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(p, true);
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(wakeup_new_raw, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(p, false);
 }
 
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(migrate_btf, struct task_struct *p, int dest_cpu)
 {
-	return on_migrate(p, dest_cpu);
+	return on_migrate(p, dest_cpu, true);
 }
 
 SEC("raw_tp/sched_migrate_task")
 int BPF_PROG(migrate_raw, struct task_struct *p, int dest_cpu)
 {
-	return on_migrate(p, dest_cpu);
+	return on_migrate(p, dest_cpu, false);
 }

@@ -7,6 +7,7 @@
  * Library code: logs at debug level only; the caller logs the decision.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -20,11 +21,54 @@
 struct bpf_telemetry {
 	struct telemetry_bpf *skel;
 	bool all_tp_btf;
+	bool wait_from_map;
 	/* cpu_owner as last written; `known` false until the first write,
 	 * so a reused pinned map is overwritten once in full. */
 	bool owner_known[CPUSETD_MAX_CPUS];
 	struct cpusetd_cpu_owner owner[CPUSETD_MAX_CPUS];
 };
+
+/*
+ * Whether the kernel keeps sched_info.run_delay (CONFIG_SCHED_INFO, and
+ * on older kernels only with schedstats or delay accounting on): then
+ * /proc/1/schedstat exists and init has waited on a run queue at some
+ * point since boot. CPUSETD_TELEMETRY_WAIT_MAP=1 says no, so tests cover
+ * the fallback. Cannot fail: any doubt means no.
+ */
+static bool run_delay_kept(void)
+{
+	unsigned long long run_ns, wait_ns;
+	FILE *f;
+	int n;
+
+	if (getenv("CPUSETD_TELEMETRY_WAIT_MAP"))
+		return false;
+	f = fopen("/proc/1/schedstat", "re");
+	if (!f)
+		return false;
+	n = fscanf(f, "%llu %llu", &run_ns, &wait_ns);
+	fclose(f);
+	return n == 2 && wait_ns > 0;
+}
+
+/* Without run_delay the wakeup programs keep the wait timestamps;
+ * with it they are not needed and not loaded. Returns 0 or libbpf error. */
+static int choose_wait_source(struct bpf_telemetry *t)
+{
+	struct bpf_program *wakeups[] = {
+		t->skel->progs.wakeup_btf, t->skel->progs.wakeup_raw,
+		t->skel->progs.wakeup_new_btf, t->skel->progs.wakeup_new_raw,
+	};
+	int err = 0;
+
+	t->wait_from_map = !run_delay_kept();
+	t->skel->rodata->wait_from_map = t->wait_from_map;
+	log_debug("telemetry: run-queue wait from %s",
+		  t->wait_from_map ? "wakeup timestamps" : "sched_info.run_delay");
+	for (size_t i = 0; !t->wait_from_map && !err && i < sizeof(wakeups) / sizeof(wakeups[0]); i++)
+		err = bpf_program__set_autoload(wakeups[i], false);
+	return err;
+}
 
 static int choose_twins(struct telemetry_bpf *skel, bool *ret_all_btf)
 {
@@ -56,6 +100,8 @@ static int prepare(struct bpf_telemetry *t, const struct bpf_telemetry_opts *opt
 
 	t->skel->rodata->cpuset_on_v2 = opts->cpuset_on_v2;
 	err = choose_twins(t->skel, &t->all_tp_btf);
+	if (!err)
+		err = choose_wait_source(t);
 	if (err) {
 		log_debug("telemetry: set_autoload failed: %s", strerror(-err));
 		return err;
@@ -128,8 +174,8 @@ void bpf_telemetry_free(struct bpf_telemetry *t)
 {
 	if (!t)
 		return;
-	/* Detaches and closes; the reused placement fd is a dup, closed
-	 * here too, the original stays with bpf_events. */
+	/* Detaches and closes; the placement fd closed here is libbpf's
+	 * duplicate, the original stays with bpf_events. */
 	telemetry_bpf__destroy(t->skel);
 	free(t);
 }
@@ -137,6 +183,11 @@ void bpf_telemetry_free(struct bpf_telemetry *t)
 const char *bpf_telemetry_attach_mode(const struct bpf_telemetry *t)
 {
 	return t->all_tp_btf ? "tp_btf" : "raw_tp";
+}
+
+const char *bpf_telemetry_wait_source(const struct bpf_telemetry *t)
+{
+	return t->wait_from_map ? "wakeup" : "run_delay";
 }
 
 /* Writes cpu's owner unless it is what we wrote last. Returns 0 or -errno. */

@@ -24,7 +24,7 @@ struct bpf_telemetry_opts {
 	/*
 	 * The detection object's placement map (bpf_events_placement_fd),
 	 * shared so violations are judged against what the controller
-	 * wrote. Borrowed: it must stay open while the programs run.
+	 * wrote. libbpf keeps its own duplicate of the fd.
 	 */
 	int placement_fd;
 	/*
@@ -39,8 +39,9 @@ struct bpf_telemetry_opts {
 
 /*
  * Probes tp_btf, opens, sets rodata, shares the placement map, pins (see
- * pin_dir), loads and attaches sched_switch, sched_wakeup,
- * sched_wakeup_new and sched_migrate_task. opts is not kept.
+ * pin_dir), loads and attaches sched_switch, sched_migrate_task and, when
+ * the wait source is "wakeup" (bpf_telemetry_wait_source), sched_wakeup
+ * and sched_wakeup_new. opts is not kept.
  * Returns 0 and *ret (free with bpf_telemetry_free), or -EINVAL (opts or
  * ret NULL, placement_fd < 0), -ENOMEM, -ENAMETOOLONG (pin_dir), -errno
  * from mkdir, or the libbpf error unchanged (-EINVAL: pin_dir not on bpffs
@@ -55,6 +56,15 @@ void bpf_telemetry_free(struct bpf_telemetry *t);
 /* "tp_btf" when every tracepoint uses its tp_btf twin, else "raw_tp".
  * Static string; cannot fail. */
 const char *bpf_telemetry_attach_mode(const struct bpf_telemetry *t);
+
+/*
+ * Where run-queue waits come from: "run_delay" (the scheduler's per-task
+ * sched_info.run_delay, read at sched_switch; the wakeup programs are not
+ * loaded) or "wakeup" (our own timestamps from sched_wakeup and
+ * sched_wakeup_new, for kernels without run_delay, or forced with
+ * CPUSETD_TELEMETRY_WAIT_MAP=1). Static string; cannot fail.
+ */
+const char *bpf_telemetry_wait_source(const struct bpf_telemetry *t);
 
 /*
  * Sets cpu_owner for CPU ids 0..n_cpus-1 (n_cpus <= CPUSETD_MAX_CPUS) from

@@ -229,6 +229,27 @@ static void note_write(struct controller *c, struct container *ct, const char *w
 	log_warn("%s (%s): writing %s failed: %s", ct->name, ct->path, what, strerror(-r));
 }
 
+/*
+ * Before cpuset.cpus grows to m, the placement map must already allow m,
+ * or telemetry counts the container's first runs on the new CPUs as
+ * placement violations. So: widen the map (old ∪ m) before the write;
+ * the exact m follows after the write (sync_placement_map), which is also
+ * the order for a shrink. No map write when m is within the map already.
+ */
+static void widen_placement_map(struct controller *c, struct container *ct,
+				const struct cpumask *m)
+{
+	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending };
+	struct cpumask wide;
+
+	if (!c->bpf || !ct->cgroup_id || cpumask_subset(m, &ct->map_cpus))
+		return;
+	cpumask_or(&wide, &ct->map_cpus, m);
+	memcpy(pl.cpus, wide.bits, sizeof(pl.cpus));
+	if (bpf_events_set_placement(c->bpf, ct->cgroup_id, &pl) == 0)
+		ct->map_cpus = wide;
+}
+
 /* Writes f = m unless *known says it is there already. */
 static void write_set(struct controller *c, struct container *ct, enum cgfs_cpuset_file f,
 		      const struct cpumask *m, struct cpumask *applied, bool *known)
@@ -244,6 +265,8 @@ static void write_set(struct controller *c, struct container *ct, enum cgfs_cpus
 			 f == CGFS_CPUS ? "cpuset.cpus" : "cpuset.mems", buf);
 		return;
 	}
+	if (f == CGFS_CPUS)
+		widen_placement_map(c, ct, m);
 	/* cpuset.cpus changes on every resize: keep it open. */
 	r = -EMFILE;
 	if (f == CGFS_CPUS)
@@ -269,6 +292,8 @@ static void sync_placement_map(struct controller *c, struct container *ct)
 	memcpy(pl.cpus, ct->d.cpus.bits, sizeof(pl.cpus));
 	if (bpf_events_set_placement(c->bpf, ct->cgroup_id, &pl) < 0)
 		log_debug("%s: placement map update failed", ct->name);
+	else
+		ct->map_cpus = ct->d.cpus;
 }
 
 /* Brings one container to its decision. Shared: the current pool, mems
@@ -470,6 +495,8 @@ static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
 		return 0;
 	if (c->bpf && ct->cgroup_id)
 		bpf_events_del_placement(c->bpf, ct->cgroup_id);
+	if (c->tel && ct->cgroup_id)	/* after the placement: BPF would re-create it */
+		bpf_telemetry_forget_cgroup(c->tel, ct->cgroup_id);
 	log_info("%s (%.12s): gone", ct->name, ct->info.container_id);
 	get_pools(c, &before);
 	policy_release(c->policy, ct->info.container_id);
@@ -842,4 +869,53 @@ int controller_resync(struct controller *c)
 	c->dirty = true;
 	log_info("resync: %zu containers under %s", s.n, c->root);
 	return 0;
+}
+
+/* --- telemetry maps --- */
+
+/* cpu_owner from the table: integer containers own their CPUs. */
+static void sync_cpu_owner(struct controller *c)
+{
+	static struct cpusetd_cpu_owner owners[CPUSETD_MAX_CPUS];
+	size_t it = 0;
+	const char *k;
+	void *v;
+	int cpu, r;
+
+	memset(owners, 0, sizeof(owners));
+	while (strmap_next(c->by_path, &it, &k, &v)) {
+		const struct container *ct = v;
+
+		if (ct->d.kind != CPUSETD_KIND_INTEGER || ct->d.err || !ct->cgroup_id)
+			continue;
+		cpumask_for_each(cpu, &ct->d.cpus)
+			owners[cpu] = (struct cpusetd_cpu_owner){ .cgroup_id = ct->cgroup_id,
+								  .kind = ct->d.kind };
+	}
+	r = bpf_telemetry_set_owners(c->tel, owners, CPUSETD_MAX_CPUS);
+	if (r < 0)
+		log_debug("telemetry: cpu_owner update failed: %s", strerror(-r));
+}
+
+static bool known_cgroup(uint64_t cgroup_id, void *ctx)
+{
+	return controller_find_id(ctx, cgroup_id) != NULL;
+}
+
+void controller_sync_telemetry(struct controller *c)
+{
+	int r;
+
+	if (!c->tel)
+		return;
+	sync_cpu_owner(c);
+	if (c->tel_pruned_at == c->n.resyncs)
+		return;
+	/* O(entries × containers), only after a resync. */
+	c->tel_pruned_at = c->n.resyncs;
+	r = bpf_telemetry_prune(c->tel, known_cgroup, c);
+	if (r < 0)
+		log_debug("telemetry: pruning cgroup_stats failed: %s", strerror(-r));
+	else if (r > 0)
+		log_debug("telemetry: dropped the stats of %d containers that are gone", r);
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "../cgroupfs/cgfs.h"
 #include "bpf_events.h"
+#include "bpf_telemetry.h"
 #include "config.h"
 #include "meta.h"
 #include "policy.h"
@@ -33,6 +34,7 @@ struct container {
 	bool cpus_known, mems_known;
 	int cpus_fd;			/* cpuset.cpus kept open for resizes; -1 */
 	bool exec_pending;		/* placement map armed, no exec seen yet */
+	struct cpumask map_cpus;	/* placement map's cpus as we last wrote them */
 	bool error_logged;
 	bool killed;
 	bool rebuild_skipped;		/* cgfs_skip_sched_rebuild done */
@@ -65,12 +67,14 @@ struct controller {
 	const struct topology *topo;
 	struct policy *policy;
 	struct bpf_events *bpf;		/* NULL when running without BPF */
+	struct bpf_telemetry *tel;	/* NULL when running without telemetry */
 	char root[CGFS_PATH_MAX];	/* kubepods root; "" until it exists */
 	struct strmap *by_path;		/* path -> struct container */
 	struct controller_counters n;
 	uint64_t conv_ns[STATUS_RECENT];	/* convergence samples, ring */
 	uint64_t conv_count;
 	bool dirty;			/* status.json needs a rewrite */
+	uint64_t tel_pruned_at;		/* n.resyncs when telemetry was last pruned */
 };
 
 /*
@@ -109,5 +113,15 @@ int controller_check_resizes(struct controller *c);
 
 /* Container for a cgroup id, or NULL (linear: exec events are rare). */
 struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id);
+
+/*
+ * Brings the telemetry maps user space owns up to date with the
+ * placements: cpu_owner (every CPU of an integer container -> that
+ * container's cgroup id and kind; 0 for pool CPUs), and after a resync
+ * drops the stats of containers that are gone. Call after placements
+ * changed (status dirty); no-op without telemetry. Failures are logged at
+ * debug level: figures only, nothing decides on them. Cannot fail.
+ */
+void controller_sync_telemetry(struct controller *c);
 
 #endif

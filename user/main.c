@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "../cgroupfs/cgfs.h"
 #include "bpf_events.h"
+#include "bpf_telemetry.h"
 #include "config.h"
 #include "controller.h"
 #include "export_textfile.h"
@@ -32,6 +33,7 @@ struct daemon {
 	struct cgfs *cg;
 	struct topology *topo;
 	struct bpf_events *bpf;
+	struct bpf_telemetry *tel;	/* NULL: running without telemetry */
 	struct controller ctl;
 	bool ctl_ready;
 	uint64_t lost_seen;
@@ -139,6 +141,50 @@ static int open_bpf(struct daemon *d, const char *root)
 	return r;
 }
 
+/* Each CPU's NUMA node, for the cross-node migration count. */
+static void write_cpu_nodes(struct daemon *d)
+{
+	int cpu;
+
+	cpumask_for_each(cpu, &d->topo->present)
+		if (d->topo->cpu[cpu].node > 0 &&
+		    bpf_telemetry_set_cpu_node(d->tel, (unsigned)cpu, (unsigned)d->topo->cpu[cpu].node) < 0)
+			log_debug("telemetry: cpu_node[%d] not written", cpu);
+}
+
+/*
+ * The telemetry programs, sharing the detection object's placement map.
+ * Optional: placements do not depend on them, so a kernel or a pin dir
+ * they do not fit costs the figures, not the daemon. Pinned where the
+ * detection maps are; unpinned when that fails, as open_bpf does.
+ */
+static void open_telemetry(struct daemon *d)
+{
+	struct bpf_telemetry_opts o = {
+		.cpuset_on_v2 = cgfs_mounts(d->cg)->cpuset_on_v2,
+		.placement_fd = bpf_events_placement_fd(d->bpf),
+		.pin_dir = d->cfg.pin_dir[0] ? d->cfg.pin_dir : NULL,
+	};
+	int r;
+
+	r = bpf_telemetry_open(&o, &d->tel);
+	if (r < 0 && o.pin_dir) {
+		log_warn("telemetry maps cannot be pinned under %s (%s); running unpinned",
+			 o.pin_dir, strerror(-r));
+		o.pin_dir = NULL;
+		r = bpf_telemetry_open(&o, &d->tel);
+	}
+	if (r < 0) {
+		log_warn("cannot load the BPF telemetry programs (%s); running without telemetry",
+			 strerror(-r));
+		d->tel = NULL;
+		return;
+	}
+	write_cpu_nodes(d);
+	log_info("BPF telemetry attached via %s, run-queue wait from %s",
+		 bpf_telemetry_attach_mode(d->tel), bpf_telemetry_wait_source(d->tel));
+}
+
 /* A periodic timerfd of ms milliseconds in the epoll set, or -1 when
  * ms == 0 (never). Returns the fd or -errno. */
 static int add_timer(struct daemon *d, unsigned ms)
@@ -238,6 +284,7 @@ static void write_status(struct daemon *d)
 	export_textfile_tick(d->prom, &d->ctl);
 	if (!d->ctl.dirty)
 		return;
+	controller_sync_telemetry(&d->ctl);
 	r = status_write(&d->ctl, d->cfg.state_dir);
 	if (r < 0)
 		log_warn("cannot write %s/%s: %s", d->cfg.state_dir, STATUS_FILE, strerror(-r));
@@ -330,6 +377,8 @@ static int start(struct daemon *d)
 	}
 	d->ctl_ready = true;
 	d->ctl.bpf = d->bpf;
+	open_telemetry(d);
+	d->ctl.tel = d->tel;
 	r = open_export(d);
 	if (r < 0)
 		return r;
@@ -376,6 +425,7 @@ int main(int argc, char **argv)
 	}
 	if (d.ctl_ready)
 		controller_fini(&d.ctl);
+	bpf_telemetry_free(d.tel);
 	export_textfile_free(d.prom);
 	bpf_events_free(d.bpf);
 	topo_free(d.topo);
