@@ -114,10 +114,14 @@ static void add_u(json_object *o, const char *k, uint64_t v)
 	json_object_object_add(o, k, json_object_new_uint64(v));
 }
 
-/* The figures shared by a CPU entry and the totals. */
-static json_object *figures(const struct telemetry_rate *r)
+/* The figures shared by a CPU entry (cpu >= 0, named first so a person
+ * reading the JSON sees it) and the totals (cpu < 0). */
+static json_object *figures(const struct telemetry_rate *r, int cpu)
 {
 	json_object *o = json_object_new_object();
+
+	if (cpu >= 0)
+		json_object_object_add(o, "cpu", json_object_new_int(cpu));
 
 	add_d(o, "switches_per_s", r->switches_per_s);
 	add_d(o, "preemptions_per_s", r->preemptions_per_s);
@@ -157,9 +161,8 @@ json_object *telemetry_rates_json(const struct telemetry_rate *r, unsigned n, do
 		return NULL;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		json_object *c = figures(&r[i]);
+		json_object *c = figures(&r[i], (int)r[i].cpu);
 
-		json_object_object_add(c, "cpu", json_object_new_int((int)r[i].cpu));
 		add_u(c, "owner_cgroup_id", r[i].owner_cgroup_id);
 		json_object_array_add(cpus, c);
 		total_add(&t, &r[i]);
@@ -169,6 +172,6 @@ json_object *telemetry_rates_json(const struct telemetry_rate *r, unsigned n, do
 	add_d(o, "interval_s", dt_s);
 	json_object_object_add(o, "sort", json_object_new_string(telemetry_rate_sort_name(key)));
 	json_object_object_add(o, "cpus", cpus);
-	json_object_object_add(o, "totals", figures(&t));
+	json_object_object_add(o, "totals", figures(&t, -1));
 	return o;
 }
