@@ -43,6 +43,22 @@ const char *policy_error_name(enum policy_error err)
 	return err < POLICY_ERR__COUNT ? error_names[err] : "unknown";
 }
 
+const char *policy_rule_name(enum policy_rule rule)
+{
+	static const char *const names[POLICY_RULE__COUNT] = {
+		[POLICY_RULE_DEFAULT_SHARED] = "default_shared",
+		[POLICY_RULE_SANDBOX] = "sandbox",
+		[POLICY_RULE_INVALID_ANNOTATION] = "invalid_annotation",
+		[POLICY_RULE_CORES_IDS] = "cores_ids",
+		[POLICY_RULE_RESOURCE_STATUS] = "resource_status",
+		[POLICY_RULE_QOS_CLASS] = "qos_class",
+		[POLICY_RULE_INTEGER] = "integer",
+		[POLICY_RULE_BESTEFFORT_POOL] = "besteffort_pool",
+	};
+
+	return rule < POLICY_RULE__COUNT ? names[rule] : "unknown";
+}
+
 const char *policy_kind_name(enum cpusetd_kind kind)
 {
 	switch (kind) {
@@ -260,6 +276,7 @@ static int record(struct policy *p, const struct policy_request *req,
 	e->kind = d->kind;
 	e->n_cpus = ki->n;
 	e->qos = ki->qos;
+	e->rule = ki->rule;
 	e->exclusive_policy = d->exclusive_policy;
 	e->sandbox = req->sandbox;
 	e->err = d->err;
@@ -315,7 +332,7 @@ static int admit_new(struct policy *p, const struct policy_request *req,
 	*d = (struct policy_decision){ 0 };
 	r = policy_classify(p, req, &ki, d);
 	if (r < 0) {
-		ki = (struct klass_info){ .k = K_SHARED };
+		ki = (struct klass_info){ .k = K_SHARED, .rule = POLICY_RULE_INVALID_ANNOTATION };
 		d->kind = CPUSETD_KIND_SHARED;
 		policy_shared_pool(p, &d->cpus);
 		d->reject = p->cfg.on_error == POLICY_ON_ERROR_REJECT && !req->sandbox;

@@ -60,6 +60,20 @@ enum policy_on_error {
 	POLICY_ON_ERROR_SHARED,		/* keep it on the shared pool */
 };
 
+/* Which rule classified a container (first match wins, policy_classify.c);
+ * policy_rule_name() gives the status.json label. */
+enum policy_rule {
+	POLICY_RULE_DEFAULT_SHARED = 0,	/* seeds/002: everything else is shared */
+	POLICY_RULE_SANDBOX,		/* pause containers are always shared */
+	POLICY_RULE_INVALID_ANNOTATION,	/* a pod annotation could not be used */
+	POLICY_RULE_CORES_IDS,		/* seeds/002 annotated: weka.io/cores-ids */
+	POLICY_RULE_RESOURCE_STATUS,	/* Koordinator scheduler-made cpuset */
+	POLICY_RULE_QOS_CLASS,		/* koordinator.sh/qosClass BE/LS/SYSTEM */
+	POLICY_RULE_INTEGER,		/* seeds/002 integer: Guaranteed, whole CPUs */
+	POLICY_RULE_BESTEFFORT_POOL,	/* besteffort_pool = be */
+	POLICY_RULE__COUNT,
+};
+
 /* Koordinator QoS class (koordinator.sh/qosClass); NONE = not given. */
 enum policy_qos {
 	POLICY_QOS_NONE = 0,
@@ -117,6 +131,7 @@ struct policy_entry {
 					 * adopted) with; a resize keeps them */
 	unsigned n_cpus;		/* integer: N requested; 0 for scheduled */
 	enum policy_qos qos;		/* effective class (LSE/LSR for exclusive) */
+	enum policy_rule rule;		/* what classified it */
 	uint8_t exclusive_policy;	/* enum koord_excl_policy it was given */
 	bool pod_affinity;		/* counted in its pod's NUMA affinity */
 	bool sandbox;
@@ -225,6 +240,9 @@ const struct policy_entry *policy_next(const struct policy *p, size_t *it);
 /* Stable label of an error ("insufficient_cpus", ...); "" for POLICY_OK. */
 const char *policy_error_name(enum policy_error err);
 const char *policy_kind_name(enum cpusetd_kind kind);
+/* "default_shared", "sandbox", "invalid_annotation", "cores_ids",
+ * "resource_status", "qos_class", "integer", "besteffort_pool". */
+const char *policy_rule_name(enum policy_rule rule);
 /* "LSE", "LSR", "LS", "BE", "SYSTEM"; "" for NONE. */
 const char *policy_qos_name(enum policy_qos qos);
 /* The inverse (exact spelling); -EINVAL for anything else. */

@@ -93,23 +93,30 @@ int policy_classify(const struct policy *p, const struct policy_request *req,
 	unsigned n;
 	int r;
 
-	if (req->sandbox)
+	if (req->sandbox) {
+		ki.rule = POLICY_RULE_SANDBOX;
 		goto out;
+	}
 	r = check_pod(a, &ki.qos, d);
 	if (r < 0)
 		return r;
 	n = integer_cpus(req);
 	if (req->cores_ids) {
 		ki.k = K_ANNOTATED;
+		ki.rule = POLICY_RULE_CORES_IDS;
 	} else if (a->has_status_cpuset) {
 		ki.k = K_SCHEDULED;
+		ki.rule = POLICY_RULE_RESOURCE_STATUS;
 		ki.qos = ki.qos == POLICY_QOS_LSR ? POLICY_QOS_LSR : POLICY_QOS_LSE;
 	} else if (ki.qos == POLICY_QOS_BE) {
 		ki.k = K_BE;
+		ki.rule = POLICY_RULE_QOS_CLASS;
 	} else if (ki.qos == POLICY_QOS_LS || ki.qos == POLICY_QOS_SYSTEM) {
 		ki.k = K_SHARED;
+		ki.rule = POLICY_RULE_QOS_CLASS;
 	} else if (n) {
 		ki.k = K_INTEGER;
+		ki.rule = POLICY_RULE_INTEGER;
 		ki.n = n;
 		if (ki.qos == POLICY_QOS_NONE)
 			ki.qos = p->cfg.integer_qos;
@@ -120,6 +127,7 @@ int policy_classify(const struct policy *p, const struct policy_request *req,
 				   META_QOS_CLASS_ANNOTATION, policy_qos_name(ki.qos));
 	} else if (req->qos == CGFS_QOS_BESTEFFORT && p->cfg.besteffort_be_pool) {
 		ki.k = K_BE;
+		ki.rule = POLICY_RULE_BESTEFFORT_POOL;
 	}
 out:
 	*ret = ki;

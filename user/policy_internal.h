@@ -31,6 +31,7 @@ struct klass_info {
 	enum klass k;
 	unsigned n;			/* K_INTEGER: CPUs wanted */
 	enum policy_qos qos;		/* effective QoS class */
+	enum policy_rule rule;
 	bool prefer_isolated;
 };
 

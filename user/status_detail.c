@@ -13,48 +13,6 @@ static void add(json_object *o, const char *k, json_object *v)
 	json_object_object_add(o, k, v);
 }
 
-static bool integer_limit(const struct pod_meta *m)
-{
-	return m->has_cpu_limit && m->quota_us > 0 && m->period_us &&
-	       (uint64_t)m->quota_us % m->period_us == 0;
-}
-
-/* A class annotation the policy will refuse (policy_classify check_pod). */
-static bool class_bad(const struct pod_policy_ann *a)
-{
-	enum policy_qos q;
-
-	return a->error[0] || (a->qos_class[0] && policy_qos_parse(a->qos_class, &q) < 0);
-}
-
-/*
- * The rule's label. Mirrors the order of policy_classify.c (first match
- * wins); it only names the rule, the decision itself is the policy's.
- */
-static const char *rule_of(const struct container *ct)
-{
-	const struct pod_policy_ann *a = &ct->meta.pod;
-	const char *q = a->qos_class;
-
-	if (ct->meta.sandbox)
-		return "sandbox";
-	if (class_bad(a))
-		return "invalid_annotation";
-	if (ct->meta.has_cores_ids)
-		return "cores_ids";
-	if (a->has_status_cpuset)
-		return "resource_status";
-	if (strcmp(q, "BE") == 0 || strcmp(q, "LS") == 0 || strcmp(q, "SYSTEM") == 0)
-		return "qos_class";
-	if (ct->info.qos == CGFS_QOS_GUARANTEED && integer_limit(&ct->meta))
-		return "integer";
-	if (q[0])
-		return "qos_class";	/* LSE/LSR without integer CPUs: an error */
-	if (ct->d.kind == CPUSETD_KIND_BE)
-		return "besteffort_pool";
-	return "default_shared";
-}
-
 static void ann(json_object *o, const char *key, bool given, const char *val)
 {
 	if (given && val[0])
@@ -86,7 +44,7 @@ json_object *status_decision_obj(const struct controller *c, const struct contai
 		return NULL;
 	if (topo_nodes_of(c->topo, &ct->d.cpus, &nodes) < 0)
 		cpumask_zero(&nodes);
-	add(o, "rule", json_object_new_string(rule_of(ct)));
+	add(o, "rule", json_object_new_string(e ? policy_rule_name(e->rule) : ""));
 	add(o, "cpu_quota_us", json_object_new_int64(ct->meta.has_cpu_limit ? ct->meta.quota_us : -1));
 	add(o, "cpu_period_us", json_object_new_int64(ct->meta.has_cpu_limit ?
 						      (int64_t)ct->meta.period_us : 0));

@@ -616,6 +616,41 @@ static void test_kubelet_compat(void **state)
 	policy_free(p);
 }
 
+/* --- the rule each container was classified by (status, explain) --- */
+
+static void test_rules(void **state)
+{
+	static const struct pod_policy_ann be = { .qos_class = "BE" }, ls = { .qos_class = "LS" },
+		lse = { .qos_class = "LSE" }, st = { .has_status_cpuset = true, .status_cpuset = "9" };
+	struct policy_config c = base_cfg();
+	struct {
+		struct policy_request req;
+		const char *rule;
+	} cases[] = {
+		{ { .container_id = "sb", .sandbox = true, .quota_us = -1 }, "sandbox" },
+		{ { .container_id = "an", .cores_ids = "3", .quota_us = -1 }, "cores_ids" },
+		{ { .container_id = "st", .pod = &st, .quota_us = -1 }, "resource_status" },
+		{ { .container_id = "be", .pod = &be, .quota_us = -1 }, "qos_class" },
+		{ { .container_id = "ls", .pod = &ls, .quota_us = -1 }, "qos_class" },
+		{ integer("in", "pi", 2, NULL), "integer" },
+		{ { .container_id = "bu", .qos = CGFS_QOS_BURSTABLE, .quota_us = -1 }, "default_shared" },
+		{ { .container_id = "bp", .qos = CGFS_QOS_BESTEFFORT, .quota_us = -1 }, "besteffort_pool" },
+		{ { .container_id = "bad", .pod = &lse, .quota_us = -1 }, "invalid_annotation" },
+	};
+	struct policy_decision d;
+	struct policy *p;
+
+	(void)state;
+	c.besteffort_be_pool = true;
+	p = mk(&c);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		policy_admit(p, &cases[i].req, &d);
+		assert_string_equal(policy_rule_name(policy_lookup(p, cases[i].req.container_id)->rule),
+				    cases[i].rule);
+	}
+	policy_free(p);
+}
+
 /* --- stability: the same containers in any arrival order --- */
 
 static void test_stable_under_arrival_order(void **state)
@@ -705,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_scheduled),
 		cmocka_unit_test(test_kubelet_takeover),
 		cmocka_unit_test(test_kubelet_compat),
+		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_stable_under_arrival_order),
 	};
 
