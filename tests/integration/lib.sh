@@ -126,7 +126,8 @@ daemon_start() {
 	"$IT_OUT/cpusetd" --config "$IT_WORK/empty.conf" --kubepods-root "$IT_ROOT" \
 		--bundle-path "$IT_WORK/bundles/{id}/config.json" \
 		--state-dir "$IT_WORK/state" --pin-dir "$IT_PIN" \
-		--kubelet-pods-dir "$IT_WORK/pods" --log-level debug "$@" \
+		--kubelet-pods-dir "$IT_WORK/pods" --log-level debug \
+		--textfile "$IT_WORK/prom/cpusetd.prom" "$@" \
 		>>"$IT_WORK/daemon.log" 2>&1 &
 	IT_DAEMON=$!
 	wait_for 20 test -s "$IT_WORK/state/status.json"
