@@ -3,7 +3,7 @@
 #   make check      every test (unit + integration); run as root
 #   make demo       the main job on real runc containers; run as root
 #                   (check, demo and bench first install missing packages)
-#   make bench      the resize and allocation benchmarks (tools/bench-*)
+#   make bench      the resize, allocation and telemetry benchmarks (tools/bench-*)
 #   make install    binaries, unit and default config under $(DESTDIR)$(PREFIX)
 #   make deps       install the Debian packages all of this needs
 #   make help       this text
@@ -136,6 +136,7 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(OUT)/bench-alloc
 	$(Q)tools/bench-resize.sh $(OUT)
+	$(Q)tools/bench-telemetry.sh $(OUT)
 
 install: $(OUT)/cpusetd $(OUT)/cpusetctl
 	install -D -m 0755 $(OUT)/cpusetd $(DESTDIR)$(PREFIX)/sbin/cpusetd
