@@ -332,13 +332,26 @@ static void raise_nofile(void)
 	}
 }
 
-/* The Prometheus textfile export ("" = none). */
+/* The export's telemetry source: the loader's own map fds. */
+static int read_telemetry(void *ctx, unsigned n_cpus, struct telemetry_snapshot *ret)
+{
+	const struct daemon *d = ctx;
+	struct telemetry_fds fds;
+
+	bpf_telemetry_fds(d->tel, &fds);
+	return telemetry_read_fds(&fds, n_cpus, ret);
+}
+
+/* The Prometheus textfile export ("" = none), with the telemetry when
+ * its programs are loaded. */
 static int open_export(struct daemon *d)
 {
 	int r = export_textfile_new(d->cfg.textfile, d->cfg.export_interval_s, &d->prom);
 
 	if (r < 0)
 		log_error("textfile %s: %s", d->cfg.textfile, strerror(-r));
+	else if (d->tel)
+		export_textfile_set_telemetry(d->prom, read_telemetry, telemetry_snapshot_free, d);
 	return r;
 }
 
