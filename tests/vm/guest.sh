@@ -10,6 +10,19 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 per_test_timeout=${VM_TEST_TIMEOUT:-300}
 
+# stamp: copies the lines, each TAP line followed by "#t UPTIME" (the
+# console log then shows where a slow test spends its time; the host side
+# leaves these lines out of its report).
+stamp() {
+	local line up _
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		case $line in
+		"ok - "* | "not ok - "*) read -r up _ </proc/uptime; echo "#t $up" ;;
+		esac
+	done
+}
+
 list=()
 if [ $# -gt 0 ]; then
 	for t in "$@"; do list+=("tests/vm/${t%.sh}.sh"); done
@@ -24,8 +37,8 @@ for t in "${list[@]}"; do
 	name=${t##*/}
 	echo "vm: begin $name"
 	if [ -f "$t" ]; then
-		timeout -k 5 "$per_test_timeout" bash "$t" build 2>&1
-		rc=$?
+		timeout -k 5 "$per_test_timeout" bash "$t" build 2>&1 | stamp
+		rc=${PIPESTATUS[0]}
 		[ "$rc" = 124 ] && echo "not ok - timed out after ${per_test_timeout}s"
 	else
 		echo "not ok - no such test $t"
