@@ -8,7 +8,7 @@
 # told to build, which every other test takes for granted.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-per_test_timeout=${VM_TEST_TIMEOUT:-300}
+per_test_timeout=${VM_TEST_TIMEOUT:-420}
 
 # stamp: copies the lines, each TAP line followed by "#t UPTIME" (the
 # console log then shows where a slow test spends its time; the host side
