@@ -62,7 +62,7 @@ reserved() {
 no_overlap() {
 	local r p pool
 	r=$(reserved)
-	pool=$(comm -23 <(cpus "$ONLINE" | sort) <(cpus "$r" | sort) | sort -n | list_of)
+	pool=$(minus "$ONLINE" "$r")
 	for p in $(shared_pods); do
 		[ "$(allowed "$p" app)" = "$pool" ] || { it_log "$p: $(allowed "$p" app), pool $pool"; return 1; }
 	done
