@@ -1,6 +1,8 @@
 # cpusetd build. Everything goes to build/; quiet unless V=1.
 #   make            build/cpusetd, build/cpusetctl, tests
-#   make check      every test (unit + integration); run as root
+#   make check      every test (unit + integration + VM lane); run as root
+#   make vm-check   the VM lane only (qemu, Debian kernel, cgroup v2, NUMA, SMT);
+#                   VM_TESTS="test_a test_b" runs a subset
 #   make demo       the main job on real runc containers; run as root
 #                   (check, demo and bench first install missing packages)
 #   make bench      the resize, allocation and telemetry benchmarks (tools/bench-*)
@@ -60,7 +62,7 @@ DAEMON_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(DAEMON_SRCS))
 CTL_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(CTL_SRCS))
 TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
-.PHONY: all check unit integration demo bench install clean help deps
+.PHONY: all check unit integration vm-check demo bench install clean help deps
 all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(TESTS)
 
 $(OUT)/vmlinux.h:
@@ -128,6 +130,11 @@ unit: $(TESTS)
 integration: all
 	$(Q)tests/run-all.sh $(OUT) integration
 
+# The VM lane (tests/vm/README.md): needs root for apt and the initramfs.
+vm-check: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)VM_TESTS="$(VM_TESTS)" tests/run-all.sh $(OUT) vm
+
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh $(OUT)
@@ -150,4 +157,4 @@ clean:
 	rm -rf $(OUT)
 
 help:
-	@sed -n '2,9s/^# //p' Makefile
+	@sed -n '2,11s/^# //p' Makefile

@@ -1,9 +1,11 @@
 #!/bin/bash
 # Runs every test and ends with one "N passed, M failed" line.
-#   tests/run-all.sh BUILD_DIR [unit|integration]
+#   tests/run-all.sh BUILD_DIR [unit|integration|vm]
 # Unit tests are the cmocka binaries in BUILD_DIR/tests; integration tests
 # are tests/integration/test_*.sh, which print "ok - ..." / "not ok - ..."
-# lines (TAP style). Under CI=true an integration test may not skip.
+# lines (TAP style). Under CI=true an integration test may not skip. The
+# VM lane (tests/vm/run.sh; VM_TESTS picks guest tests) prints the same
+# lines for the tests it runs in the guest.
 set -u
 out=${1:-build}
 what=${2:-all}
@@ -53,10 +55,31 @@ run_integration() {
 	done
 }
 
+# The lane's own closing "N passed, M failed" line is folded into ours.
+run_vm() {
+	local log rc p f
+	echo "== tests/vm"
+	log=$(mktemp)
+	# shellcheck disable=SC2086
+	tests/vm/run.sh "$out" ${VM_TESTS:-} 2>&1 | grep -v '^[0-9]* passed, [0-9]* failed$' | tee "$log"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -c '^ok - ' "$log")
+	f=$(grep -c '^not ok - ' "$log")
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ "$rc" -ne 0 ] && [ "$f" = 0 ]; then
+		echo "not ok - tests/vm/run.sh exited $rc"
+		failed=$((failed + 1))
+	fi
+	[ "$rc" -ne 0 ] && failed_names+=(tests/vm)
+	rm -f "$log"
+}
+
 case $what in
 unit) run_unit ;;
 integration) run_integration ;;
-*) run_unit; run_integration ;;
+vm) run_vm ;;
+*) run_unit; run_integration; run_vm ;;
 esac
 
 if [ ${#failed_names[@]} -gt 0 ]; then
