@@ -239,10 +239,13 @@ void policy_decision_of(const struct policy *p, const struct policy_entry *e,
 {
 	*d = (struct policy_decision){ .kind = e->kind, .err = e->err,
 				       .exclusive_policy = e->exclusive_policy };
+	/* Fixed sets keep offline CPUs in the book-keeping; never write them
+	 * (cgroup v1 refuses them). */
 	if (!policy_pool_of(p, e->kind, &d->cpus))
-		d->cpus = e->cpus;
+		cpumask_and(&d->cpus, &e->cpus, &p->topo->online);
 	d->mems = e->mems;
-	d->reject = e->err && p->cfg.on_error == POLICY_ON_ERROR_REJECT && !e->sandbox;
+	d->reject = e->err && !e->err_hotplug && p->cfg.on_error == POLICY_ON_ERROR_REJECT &&
+		    !e->sandbox;
 	snprintf(d->reason, sizeof(d->reason), "%s", e->reason);
 }
 

@@ -111,7 +111,7 @@ struct policy_request {
 
 struct policy_decision {
 	enum cpusetd_kind kind;		/* what it is placed as */
-	struct cpumask cpus;		/* shared: the pool now */
+	struct cpumask cpus;		/* shared: the pool now; only online CPUs */
 	struct cpumask mems;		/* empty for shared: leave as is */
 	uint8_t exclusive_policy;	/* integer: enum koord_excl_policy given */
 	enum policy_error err;
@@ -137,6 +137,10 @@ struct policy_entry {
 	bool sandbox;
 	enum policy_error err;
 	char reason[256];
+	/* CPU hotplug (policy_hotplug.h): integer, the CPUs it lost while
+	 * short of N (taken back first); fixed sets, listed CPUs offline. */
+	struct cpumask offline;
+	bool err_hotplug;		/* err set by hotplug: never a rejection */
 };
 
 struct policy;

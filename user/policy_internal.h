@@ -108,6 +108,9 @@ bool policy_pod_affinity_hold(struct policy *p, const struct policy_entry *e, un
 /* A counted container of pod_uid went from old_n to new_n CPUs. */
 void policy_pod_affinity_resized(struct policy *p, const char *pod_uid, unsigned old_n,
 				 unsigned new_n);
+/* Chooses every pod's room again (the online set changed: a room must
+ * not hold offline CPUs). */
+void policy_pod_rooms_refresh(struct policy *p);
 /* Uncounts one container of pod_uid (n_cpus); forgets the mask at zero. */
 void policy_pod_affinity_drop(struct policy *p, const char *pod_uid, unsigned n_cpus);
 
