@@ -411,6 +411,40 @@ static void test_converges(void **state)
 	done(&b);
 }
 
+/* A restart (or SIGHUP resync) while CPUs are offline: running containers
+ * are not rejected, a short integer set is kept and refilled. */
+static void test_recover_running(void **state)
+{
+	struct fx f = mk(1);
+	struct policy_hotplug hp;
+	struct policy_request reqs[2] = { annotated("ann", "10-11"), integer("x", 2) };
+	struct cpumask cur[2] = { tl_mask("10-11"), tl_mask("0-1") };
+	uint64_t order[2] = { 1, 2 };
+	struct policy_decision d[2], late;
+
+	(void)state;
+	set_online(&f, "0,2-10,12-63", &hp);
+	policy_hotplug_free(&hp);
+	reqs[0].running = reqs[1].running = true;
+	assert_int_equal(policy_recover(f.p, reqs, cur, order, 2, d), 0);
+	assert_int_equal(d[0].kind, CPUSETD_KIND_ANNOTATED);
+	tl_assert_mask(&d[0].cpus, "10");
+	assert_int_equal(d[0].err, POLICY_ERR_CPU_OFFLINE);
+	assert_true(d[0].err_hotplug);
+	assert_false(d[0].reject);
+	assert_int_equal(d[1].kind, CPUSETD_KIND_INTEGER);
+	assert_int_equal(cpumask_weight(&d[1].cpus), 2);
+	assert_true(cpumask_test(&d[1].cpus, 0));	/* not moved */
+	assert_int_equal(d[1].err, POLICY_OK);
+	/* A new pod listing an offline CPU is still an admission error. */
+	assert_int_equal(policy_admit(f.p, &(struct policy_request){ .container_id = "new",
+			 .name = "new", .cores_ids = "11-12", .qos = CGFS_QOS_BURSTABLE,
+			 .quota_us = -1 }, &late), -ENXIO);
+	assert_int_equal(late.err, POLICY_ERR_CPU_OFFLINE);
+	assert_true(late.reject);
+	done(&f);
+}
+
 static int setup(void **state)
 {
 	const char *env = getenv("CPUSETD_FIXTURES");
@@ -446,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_integer_shortfall),
 		cmocka_unit_test(test_annotated),
 		cmocka_unit_test(test_converges),
+		cmocka_unit_test(test_recover_running),
 	};
 
 	return cmocka_run_group_tests_name("policy hotplug on " SNAP, tests, setup, teardown);
