@@ -47,7 +47,7 @@ LIB_SRCS += user/export_koord.c user/telemetry_rates.c
 DAEMON_SRCS := user/main.c user/controller.c user/status.c user/bpf_events.c
 DAEMON_SRCS += user/export_textfile.c
 DAEMON_SRCS += user/bpf_load.c user/bpf_telemetry.c
-LIB_SRCS += user/telemetry.c
+LIB_SRCS += user/telemetry.c user/hotplug.c
 DAEMON_SRCS += user/status_detail.c user/export_koord_write.c
 CTL_SRCS := tools/cpusetctl.c tools/ctl_topology.c tools/ctl_allocate.c \
 	    tools/ctl_case_kube.c tools/ctl_case_koord.c
