@@ -246,8 +246,10 @@ static void integer_follow(struct policy *p, struct policy_entry *e, const struc
 	cpumask_zero(&added);
 	if (cpumask_weight(&e->cpus) < e->n_cpus)
 		missing = refill(p, e, &added);
-	if (cpumask_empty(gone) && cpumask_empty(&added))
-		return;		/* nothing lost, nothing found */
+	/* Nothing lost, nothing found, and a shortfall already shown (one
+	 * kept short by recovery is not yet). */
+	if (cpumask_empty(gone) && cpumask_empty(&added) && (!missing || was_short))
+		return;
 	if (!cpumask_empty(&added)) {
 		struct cpumask mems;
 
