@@ -38,7 +38,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -I. -Wall -Wer
 LIB_SRCS := user/cpumask.c user/strmap.c user/log.c user/topology.c user/topology_json.c \
 	    user/alloc_topo.c \
 	    user/policy.c user/policy_classify.c user/policy_place.c user/policy_pods.c \
-	    user/policy_recover.c user/policy_resize.c user/policy_alloc.c user/meta.c user/meta_pod.c user/kubelet_state.c user/reject.c user/config.c user/config_policy.c \
+	    user/policy_recover.c user/policy_resize.c user/policy_hotplug.c user/policy_alloc.c user/meta.c user/meta_pod.c user/kubelet_state.c user/reject.c user/config.c user/config_policy.c \
 	    cgroupfs/cgfs.c cgroupfs/cgfs_detect.c cgroupfs/cgfs_tree.c \
 	    cgroupfs/cgfs_path.c \
 	    user/koord_alloc.c user/koord_alloc_acc.c
@@ -49,7 +49,7 @@ LIB_SRCS += user/export_koord.c user/telemetry_rates.c
 DAEMON_SRCS := user/main.c user/controller.c user/status.c user/bpf_events.c
 DAEMON_SRCS += user/export_textfile.c
 DAEMON_SRCS += user/bpf_load.c user/bpf_telemetry.c
-LIB_SRCS += user/telemetry.c
+LIB_SRCS += user/telemetry.c user/hotplug.c
 DAEMON_SRCS += user/status_detail.c user/export_koord_write.c
 CTL_SRCS := tools/cpusetctl.c tools/ctl_topology.c tools/ctl_allocate.c \
 	    tools/ctl_case_kube.c tools/ctl_case_koord.c

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "controller.h"
 #include "log.h"
+#include "policy_hotplug.h"
 #include "reject.h"
 #include "strmap.h"
 
@@ -305,6 +306,10 @@ static void apply(struct controller *c, struct container *ct)
 			write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
 		return;
 	}
+	/* Every CPU of a fixed set offline: nothing of its own to run on;
+	 * its cgroup keeps what the kernel left (logged by the hotplug). */
+	if (cpumask_empty(&ct->d.cpus))
+		return;
 	/* cpus before mems: if the mems write fails the container still
 	 * runs on its own CPUs, only its memory is not yet node-local. */
 	write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
@@ -408,6 +413,15 @@ static void handle_error(struct controller *c, struct container *ct)
 	char msg[512];
 	int r;
 
+	if (ct->d.err_hotplug) {
+		/* Not an admission error: logged where the hotplug was seen
+		 * (controller_set_topology); recovery only says it once. */
+		if (!ct->error_logged)
+			log_warn("%s (%.12s): %s: %s; keeps running", ct->name,
+				 ct->info.container_id, policy_error_name(ct->d.err), ct->d.reason);
+		ct->error_logged = true;
+		return;
+	}
 	if (!ct->error_logged) {
 		log_error("%s (%.12s): admission error %s: %s; %s", ct->name,
 			  ct->info.container_id, policy_error_name(ct->d.err), ct->d.reason,
@@ -787,6 +801,7 @@ static int recover(struct controller *c, struct container **list, size_t n)
 		reqs[i].kubelet_cpus = kubelet_state_find(&ks, list[i]->meta.pod_uid,
 							  list[i]->meta.container_name,
 							  list[i]->info.container_id);
+		reqs[i].running = true;	/* a CPU offline is hotplug, not refusal */
 		cur[i] = list[i]->cpus_applied;
 		order[i] = list[i]->cgroup_id;
 	}
@@ -918,4 +933,103 @@ void controller_sync_telemetry(struct controller *c)
 		log_debug("telemetry: pruning cgroup_stats failed: %s", strerror(-r));
 	else if (r > 0)
 		log_debug("telemetry: dropped the stats of %d containers that are gone", r);
+}
+
+/* --- CPU hotplug --- */
+
+/* One container's hotplug change, logged once here, where it is decided. */
+static void log_hotplug(struct controller *c, const struct policy_hotplug_change *ch)
+{
+	const struct policy_entry *e = policy_lookup(c->policy, ch->container_id);
+	char lost[CPULIST_MAX], added[CPULIST_MAX], cpus[CPULIST_MAX];
+
+	if (!e)
+		return;
+	cpulist_format(&ch->lost, lost, sizeof(lost));
+	cpulist_format(&ch->added, added, sizeof(added));
+	cpulist_format(&e->cpus, cpus, sizeof(cpus));
+	switch (ch->what) {
+	case POLICY_HP_REPLACED:
+		log_notice("%s (%.12s): CPU %s offline, replaced by %s; cpus %s", e->name,
+			   e->container_id, lost, added, cpus);
+		break;
+	case POLICY_HP_REFILLED:
+		log_notice("%s (%.12s): shortfall filled with CPU %s; cpus %s", e->name,
+			   e->container_id, added, cpus);
+		break;
+	case POLICY_HP_SHORT:
+		c->n.hotplug_shortfalls++;
+		log_error("%s (%.12s): %s: %s", e->name, e->container_id,
+			  policy_error_name(e->err), e->reason);
+		break;
+	case POLICY_HP_OFFLINE:
+		log_error("%s (%.12s): %s: %s", e->name, e->container_id,
+			  policy_error_name(e->err), e->reason);
+		break;
+	case POLICY_HP_RESTORED:
+		log_notice("%s (%.12s): CPU %s online again; cpus %s, error cleared", e->name,
+			   e->container_id, added, cpus);
+		break;
+	}
+}
+
+/* The kernel's cpuset.cpus, not what we last wrote: v1 removed offline
+ * CPUs behind our back. New decisions from the policy. */
+static void refresh_container(struct controller *c, struct container *ct)
+{
+	struct policy_decision d;
+
+	ct->cpus_known = cgfs_read_cpuset(c->cg, ct->path, CGFS_CPUS, &ct->cpus_applied) == 0;
+	if (ct->killed || policy_decision_get(c->policy, ct->info.container_id, &d) < 0)
+		return;
+	ct->error_logged = ct->error_logged && d.err == ct->d.err;
+	ct->d = d;
+	if (d.err_hotplug)
+		ct->error_logged = true;	/* log_hotplug said it */
+}
+
+/* Pooled first: integer containers' replacements come out of the pool. */
+static void converge_hotplug(struct controller *c)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	it = 0;
+	while (strmap_next(c->by_path, &it, &k, &v))
+		refresh_container(c, v);
+	resize_shared(c);
+	it = 0;
+	while (strmap_next(c->by_path, &it, &k, &v)) {
+		struct container *ct = v;
+
+		if (!pooled(ct) && !ct->killed)
+			apply(c, ct);
+		sync_placement_map(c, ct);
+	}
+}
+
+int controller_set_topology(struct controller *c, const struct topology *topo)
+{
+	char off[CPULIST_MAX], on[CPULIST_MAX], online[CPULIST_MAX];
+	struct policy_hotplug hp;
+	int r = policy_set_online(c->policy, topo, &hp);
+
+	if (r < 0)
+		return r;
+	c->topo = topo;
+	cpulist_format(&hp.went_offline, off, sizeof(off));
+	cpulist_format(&hp.came_online, on, sizeof(on));
+	cpulist_format(&topo->online, online, sizeof(online));
+	log_notice("CPU hotplug: offline now %s, online again %s; online CPUs %s",
+		   off[0] ? off : "-", on[0] ? on : "-", online);
+	for (size_t i = 0; i < hp.n; i++)
+		log_hotplug(c, &hp.changes[i]);
+	c->n.hotplug_changes++;
+	c->n.hotplug_replacements += hp.replaced;
+	policy_hotplug_free(&hp);
+	if (c->root[0])
+		converge_hotplug(c);
+	c->dirty = true;
+	return 0;
 }

@@ -56,6 +56,9 @@ struct controller_counters {
 	uint64_t cgroup_writes, cgroup_write_errors;
 	uint64_t exec_reapplied, rejected, resizes;
 	uint64_t inplace_resizes, inplace_resizes_refused;
+	/* CPU hotplug: online-set changes applied, replacement CPUs given to
+	 * integer containers, containers left short of N. */
+	uint64_t hotplug_changes, hotplug_replacements, hotplug_shortfalls;
 	uint64_t admission_errors[POLICY_ERR__COUNT];	/* by reason, once per container */
 	uint64_t conv_hist[CONTROLLER_CONV_BUCKETS + 1];
 	uint64_t conv_sum_ns;
@@ -110,6 +113,19 @@ int controller_handle(struct controller *c, const struct cpusetd_event *ev);
  * placement changed, or -ENOMEM.
  */
 int controller_check_resizes(struct controller *c);
+
+/*
+ * CPU hotplug: moves the policy and c onto topo (borrowed from now on; the
+ * topology c had must stay valid during the call and may be freed after)
+ * and converges (policy_set_online, policy_hotplug.h): every container's
+ * cpuset.cpus is read again first (cgroup v1 drops offline CPUs from every
+ * cpuset and never gives them back), pooled containers are written first
+ * (they give up the replacement CPUs), then the others; no offline CPU is
+ * ever written. Each changed container is logged once with the reason;
+ * counters hotplug_*. The same online set again writes nothing.
+ * Returns 0, or -ENOMEM / the policy's error with nothing changed.
+ */
+int controller_set_topology(struct controller *c, const struct topology *topo);
 
 /* Container for a cgroup id, or NULL (linear: exec events are rare). */
 struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id);

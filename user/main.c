@@ -25,6 +25,7 @@
 #include "config.h"
 #include "controller.h"
 #include "export_textfile.h"
+#include "hotplug.h"
 #include "log.h"
 #include "status.h"
 
@@ -40,6 +41,7 @@ struct daemon {
 	struct export_textfile *prom;	/* NULL: no textfile export */
 	int epfd, sigfd;
 	int resize_tfd;			/* timerfd for in-place resize checks; -1 */
+	int uevent_fd;			/* CPU hotplug uevents (hotplug.h); -1 */
 };
 
 static uint64_t mono_us(void)
@@ -231,7 +233,61 @@ static int setup_fds(struct daemon *d)
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
 		return -errno;
 	d->resize_tfd = add_timer(d, d->cfg.resize_check_ms);
-	return d->resize_tfd < -1 ? d->resize_tfd : 0;
+	if (d->resize_tfd < -1)
+		return d->resize_tfd;
+	/* Without uevents hotplug is still picked up at SIGHUP and at every
+	 * lost-event resync; placements do not depend on it otherwise. */
+	d->uevent_fd = hotplug_open();
+	ev.data.fd = d->uevent_fd;
+	if (d->uevent_fd < 0 || epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->uevent_fd, &ev) < 0)
+		log_warn("CPU hotplug uevents unavailable (%s); hotplug is seen at SIGHUP only",
+			 strerror(d->uevent_fd < 0 ? -d->uevent_fd : errno));
+	return 0;
+}
+
+/*
+ * Re-reads the topology (online set from sysfs; what it cannot tell about
+ * offline CPUs inherited from the old one, topo_inherit). When the online
+ * set changed, the controller moves to the new topology and the old one is
+ * freed (nothing else holds it: the policy, status and exports borrow the
+ * controller's). Returns 0, or -ENOMEM.
+ */
+static int check_online(struct daemon *d)
+{
+	struct topology *t;
+	int r = topo_read("/sys", &t);
+
+	if (r < 0) {
+		log_warn("CPU hotplug: cannot read the topology from /sys (%s); keeping the old one",
+			 strerror(-r));
+		return r == -ENOMEM ? r : 0;
+	}
+	topo_inherit(t, d->topo);
+	if (cpumask_equal(&t->online, &d->topo->online)) {
+		topo_free(t);
+		return 0;
+	}
+	r = controller_set_topology(&d->ctl, t);
+	if (r < 0) {
+		log_error("CPU hotplug: cannot follow the new online set: %s", strerror(-r));
+		topo_free(t);
+		return r == -ENOMEM ? r : 0;
+	}
+	topo_free(d->topo);
+	d->topo = t;
+	if (d->tel)
+		write_cpu_nodes(d);
+	return 0;
+}
+
+/* uevents waiting: a cpu one (or an overflow) means look again. */
+static int on_uevent(struct daemon *d)
+{
+	int r = hotplug_drain(d->uevent_fd);
+
+	if (r < 0)
+		log_debug("uevent socket: %s", strerror(-r));
+	return r > 0 ? check_online(d) : 0;
 }
 
 /* kubelet resized a container in place: no cgroup event says so. */
@@ -244,7 +300,8 @@ static int on_resize_timer(struct daemon *d)
 	return controller_check_resizes(&d->ctl) == -ENOMEM ? -ENOMEM : 0;
 }
 
-/* Returns 1 to stop, 0 to go on. SIGHUP forces a resync. */
+/* Returns 1 to stop, 0 to go on, -ENOMEM. SIGHUP re-reads the online
+ * set and forces a resync. */
 static int on_signal(struct daemon *d)
 {
 	struct signalfd_siginfo si;
@@ -253,6 +310,8 @@ static int on_signal(struct daemon *d)
 		if (si.ssi_signo != SIGHUP)
 			return 1;
 		log_notice("SIGHUP: full resync");
+		if (check_online(d) == -ENOMEM)
+			return -ENOMEM;
 		if (d->ctl.root[0])
 			controller_resync(&d->ctl);
 		controller_check_resizes(&d->ctl);
@@ -272,6 +331,7 @@ static void check_lost(struct daemon *d)
 		 (unsigned long long)(lost - d->lost_seen));
 	d->ctl.n.events_lost += lost - d->lost_seen;
 	d->lost_seen = lost;
+	check_online(d);	/* a resync is a full look: hotplug included */
 	if (d->ctl.root[0])
 		controller_resync(&d->ctl);
 }
@@ -299,13 +359,15 @@ static int loop(struct daemon *d)
 	for (;;) {
 		struct epoll_event evs[4];
 		int timeout = export_textfile_timeout_ms(d->prom, wd ? (int)(wd_usec / 4000) : 5000);
-		int n = epoll_wait(d->epfd, evs, 4, timeout > 0 ? timeout : 1);
+		int n = epoll_wait(d->epfd, evs, 4, timeout > 0 ? timeout : 1), r;
 
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		for (int i = 0; i < n; i++) {
-			if (evs[i].data.fd == d->sigfd && on_signal(d))
-				return 0;
+			if (evs[i].data.fd == d->sigfd && (r = on_signal(d)) != 0)
+				return r < 0 ? r : 0;
+			if (evs[i].data.fd == d->uevent_fd && on_uevent(d) == -ENOMEM)
+				return -ENOMEM;
 			if (evs[i].data.fd == bpf_events_fd(d->bpf) && bpf_events_poll(d->bpf) == -ENOMEM)
 				return -ENOMEM;
 			if (evs[i].data.fd == d->resize_tfd && on_resize_timer(d) == -ENOMEM)
@@ -422,7 +484,7 @@ static int start(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .epfd = -1, .sigfd = -1, .resize_tfd = -1 };
+	struct daemon d = { .epfd = -1, .sigfd = -1, .resize_tfd = -1, .uevent_fd = -1 };
 	int r;
 
 	r = config_load(argc, argv, &d.cfg);
@@ -449,5 +511,7 @@ int main(int argc, char **argv)
 		close(d.sigfd);
 	if (d.resize_tfd >= 0)
 		close(d.resize_tfd);
+	if (d.uevent_fd >= 0)
+		close(d.uevent_fd);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -190,6 +190,17 @@ const struct policy_entry *policy_lookup(const struct policy *p, const char *con
 	return p->by_cid ? strmap_get(p->by_cid, container_id) : NULL;
 }
 
+int policy_decision_get(const struct policy *p, const char *container_id,
+			struct policy_decision *ret)
+{
+	const struct policy_entry *e = policy_lookup(p, container_id);
+
+	if (!e)
+		return -ENOENT;
+	policy_decision_of(p, e, ret);
+	return 0;
+}
+
 const struct policy_entry *policy_next(const struct policy *p, size_t *it)
 {
 	const char *k;
@@ -239,10 +250,14 @@ void policy_decision_of(const struct policy *p, const struct policy_entry *e,
 {
 	*d = (struct policy_decision){ .kind = e->kind, .err = e->err,
 				       .exclusive_policy = e->exclusive_policy };
+	/* Fixed sets keep offline CPUs in the book-keeping; never write them
+	 * (cgroup v1 refuses them). */
 	if (!policy_pool_of(p, e->kind, &d->cpus))
-		d->cpus = e->cpus;
+		cpumask_and(&d->cpus, &e->cpus, &p->topo->online);
 	d->mems = e->mems;
-	d->reject = e->err && p->cfg.on_error == POLICY_ON_ERROR_REJECT && !e->sandbox;
+	d->reject = e->err && !e->err_hotplug && p->cfg.on_error == POLICY_ON_ERROR_REJECT &&
+		    !e->sandbox;
+	d->err_hotplug = e->err_hotplug;
 	snprintf(d->reason, sizeof(d->reason), "%s", e->reason);
 }
 
@@ -327,6 +342,7 @@ static int admit_new(struct policy *p, const struct policy_request *req,
 {
 	struct klass_info ki;
 	const struct cpumask *keep;
+	struct cpumask buf;
 	int r, rr;
 
 	*d = (struct policy_decision){ 0 };
@@ -339,7 +355,7 @@ static int admit_new(struct policy *p, const struct policy_request *req,
 		rr = record(p, req, &ki, d);
 		return rr < 0 ? rr : r;
 	}
-	keep = ki.k == K_INTEGER ? policy_keepable(p, &ki, req, current) : NULL;
+	keep = ki.k == K_INTEGER ? policy_keepable(p, &ki, req, current, &buf) : NULL;
 	return policy_admit_as(p, req, &ki, keep, d);
 }
 

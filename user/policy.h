@@ -107,15 +107,22 @@ struct policy_request {
 	const struct pod_policy_ann *pod;	/* Koordinator/cpusetd annotations, or NULL */
 	unsigned pod_cpus;		/* whole pod's integer CPUs (pod scope), 0 unknown */
 	const struct cpumask *kubelet_cpus;	/* kubelet checkpoint's CPUs, or NULL */
+	/* Found running (recovery): CPUs offline are hotplug, not an
+	 * admission error. A fixed set with some CPUs online is kept (with
+	 * the cpu_offline error), an integer set whose online part is
+	 * 1..N CPUs is kept and refilled (policy_hotplug.h). */
+	bool running;
 };
 
 struct policy_decision {
 	enum cpusetd_kind kind;		/* what it is placed as */
-	struct cpumask cpus;		/* shared: the pool now */
+	struct cpumask cpus;		/* shared: the pool now; only online CPUs */
 	struct cpumask mems;		/* empty for shared: leave as is */
 	uint8_t exclusive_policy;	/* integer: enum koord_excl_policy given */
 	enum policy_error err;
 	bool reject;			/* err, on_error=reject, not a sandbox */
+	bool err_hotplug;		/* err came from CPU hotplug, after
+					 * admission: the placement stands */
 	char reason[256];		/* one line, set when err */
 };
 
@@ -137,6 +144,10 @@ struct policy_entry {
 	bool sandbox;
 	enum policy_error err;
 	char reason[256];
+	/* CPU hotplug (policy_hotplug.h): integer, the CPUs it lost while
+	 * short of N (taken back first); fixed sets, listed CPUs offline. */
+	struct cpumask offline;
+	bool err_hotplug;		/* err set by hotplug: never a rejection */
 };
 
 struct policy;
@@ -215,6 +226,11 @@ bool policy_release(struct policy *p, const char *container_id);
 
 /* Forgets everything (before a full resync). */
 void policy_reset(struct policy *p);
+
+/* The decision recorded for container_id (pooled kinds get their pool
+ * now) into *ret. Returns 0, or -ENOENT (ret untouched). */
+int policy_decision_get(const struct policy *p, const char *container_id,
+			struct policy_decision *ret);
 
 /* The recorded entry for container_id, or NULL. */
 const struct policy_entry *policy_lookup(const struct policy *p, const char *container_id);

@@ -87,11 +87,12 @@ int policy_admit_as(struct policy *p, const struct policy_request *req,
  * req->kubelet_cpus (kubelet checkpoint) when valid, else current when
  * valid, else NULL. Valid = exactly ki->n online CPUs, none annotated,
  * exclusive or in reserved_cpus, isolated only if it opted in, and the
- * shared pool keeps its minimum.
+ * shared pool keeps its minimum. For req->running, also the online part
+ * of current (1..n-1 CPUs, the rest offline), copied into *buf.
  */
 const struct cpumask *policy_keepable(const struct policy *p, const struct klass_info *ki,
 				      const struct policy_request *req,
-				      const struct cpumask *current);
+				      const struct cpumask *current, struct cpumask *buf);
 
 /* Pod scope (policy_pods.c). Fills ar->has_affinity/affinity (and adds
  * the pod's room to ar->free) or ar->pod_n. */
@@ -108,6 +109,9 @@ bool policy_pod_affinity_hold(struct policy *p, const struct policy_entry *e, un
 /* A counted container of pod_uid went from old_n to new_n CPUs. */
 void policy_pod_affinity_resized(struct policy *p, const char *pod_uid, unsigned old_n,
 				 unsigned new_n);
+/* Chooses every pod's room again (the online set changed: a room must
+ * not hold offline CPUs). */
+void policy_pod_rooms_refresh(struct policy *p);
 /* Uncounts one container of pod_uid (n_cpus); forgets the mask at zero. */
 void policy_pod_affinity_drop(struct policy *p, const char *pod_uid, unsigned n_cpus);
 

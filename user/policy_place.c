@@ -16,7 +16,7 @@
 
 /* A set a pod annotation names (what): a non-empty cpulist of online CPUs
  * whose NUMA nodes are known, none owned exclusively. */
-static int fixed_set(const struct policy *p, const char *what, const char *text,
+static int fixed_set(const struct policy *p, const char *what, const char *text, bool running,
 		     struct policy_decision *d, struct cpumask *ret)
 {
 	struct cpumask cpus, bad;
@@ -29,6 +29,10 @@ static int fixed_set(const struct policy *p, const char *what, const char *text,
 				   "%s \"%.64s\" is not a non-empty cpulist (%s)", what, text,
 				   r < 0 ? strerror(-r) : "empty");
 	cpumask_andnot(&bad, &cpus, &p->topo->online);
+	/* Running with some CPUs offline: hotplug (policy_hotplug.c marks it),
+	 * unless none is left to run on or the kernel does not know them. */
+	if (running && !cpumask_equal(&bad, &cpus) && cpumask_subset(&bad, &p->topo->present))
+		cpumask_zero(&bad);
 	if (!cpumask_empty(&bad)) {
 		policy_fmt_mask(&bad, buf, sizeof(buf));
 		return policy_fail(d, POLICY_ERR_CPU_OFFLINE, "%s CPUs %.128s are not online",
@@ -47,10 +51,11 @@ static int fixed_set(const struct policy *p, const char *what, const char *text,
 }
 
 /* Exactly the listed CPUs; other annotated pods may list them too. */
-static int place_annotated(const struct policy *p, const char *text, struct policy_decision *d)
+static int place_annotated(const struct policy *p, const char *text, bool running,
+			   struct policy_decision *d)
 {
 	struct cpumask cpus;
-	int r = fixed_set(p, "weka.io/cores-ids", text, d, &cpus);
+	int r = fixed_set(p, "weka.io/cores-ids", text, running, d, &cpus);
 
 	if (r == 0)
 		r = policy_check_pool(p, &cpus, d);
@@ -63,10 +68,11 @@ static int place_annotated(const struct policy *p, const char *text, struct poli
 
 /* Koordinator's resource-status cpuset, verbatim and exclusive: also off
  * the CPUs annotated pods pin. */
-static int place_scheduled(const struct policy *p, const char *text, struct policy_decision *d)
+static int place_scheduled(const struct policy *p, const char *text, bool running,
+			   struct policy_decision *d)
 {
 	struct cpumask cpus, bad;
-	int r = fixed_set(p, SCHEDULED_WHAT, text, d, &cpus), id;
+	int r = fixed_set(p, SCHEDULED_WHAT, text, running, d, &cpus), id;
 
 	if (r < 0)
 		return r;
@@ -171,9 +177,9 @@ int policy_place(struct policy *p, const struct policy_request *req,
 {
 	switch (ki->k) {
 	case K_ANNOTATED:
-		return place_annotated(p, req->cores_ids, d);
+		return place_annotated(p, req->cores_ids, req->running, d);
 	case K_SCHEDULED:
-		return place_scheduled(p, req->pod->status_cpuset, d);
+		return place_scheduled(p, req->pod->status_cpuset, req->running, d);
 	case K_INTEGER:
 		return place_integer(p, req, ki, d);
 	case K_BE:

@@ -138,3 +138,13 @@ void policy_pod_affinity_drop(struct policy *p, const char *pod_uid, unsigned n_
 	}
 	refresh_room(p, a);
 }
+
+void policy_pod_rooms_refresh(struct policy *p)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (p->pods && strmap_next(p->pods, &it, &k, &v))
+		refresh_room(p, v);
+}

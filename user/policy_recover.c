@@ -6,16 +6,17 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include "policy_hotplug.h"
 #include "policy_internal.h"
 
-static bool can_keep(const struct policy *p, const struct klass_info *ki,
-		     const struct cpumask *cur)
+/* cur (online CPUs) is free for ki: nobody else's, not reserved, isolated
+ * only on opt-in, leaves the pool its minimum, NUMA nodes known. */
+static bool can_keep_some(const struct policy *p, const struct klass_info *ki,
+			  const struct cpumask *cur)
 {
 	struct cpumask taken, nodes;
 	struct policy_decision scratch;
 
-	if (!cur || cpumask_weight(cur) != ki->n || !cpumask_subset(cur, &p->topo->online))
-		return false;
 	policy_reserved(p, &taken);
 	cpumask_or(&taken, &taken, &p->cfg.reserved_cpus);
 	if (!ki->prefer_isolated)
@@ -26,13 +27,39 @@ static bool can_keep(const struct policy *p, const struct klass_info *ki,
 	       topo_nodes_of(p->topo, cur, &nodes) == 0;
 }
 
+static bool can_keep(const struct policy *p, const struct klass_info *ki,
+		     const struct cpumask *cur)
+{
+	if (!cur || cpumask_weight(cur) != ki->n || !cpumask_subset(cur, &p->topo->online))
+		return false;
+	return can_keep_some(p, ki, cur);
+}
+
+/* A running container's set that lost CPUs to hotplug: its online part,
+ * 1..N-1 CPUs, is kept and refilled after recovery (policy_hotplug.c).
+ * Into *ret; false when that does not apply. */
+static bool can_keep_online(const struct policy *p, const struct klass_info *ki,
+			    const struct cpumask *cur, struct cpumask *ret)
+{
+	unsigned n;
+
+	if (!cur)
+		return false;
+	cpumask_and(ret, cur, &p->topo->online);
+	n = cpumask_weight(ret);
+	return n && n < ki->n && cpumask_subset(cur, &p->topo->present) &&
+	       can_keep_some(p, ki, ret);
+}
+
 const struct cpumask *policy_keepable(const struct policy *p, const struct klass_info *ki,
 				      const struct policy_request *req,
-				      const struct cpumask *current)
+				      const struct cpumask *current, struct cpumask *buf)
 {
 	if (can_keep(p, ki, req->kubelet_cpus))
 		return req->kubelet_cpus;
-	return can_keep(p, ki, current) ? current : NULL;
+	if (can_keep(p, ki, current))
+		return current;
+	return req->running && can_keep_online(p, ki, current, buf) ? buf : NULL;
 }
 
 /*
@@ -73,6 +100,8 @@ static int phase_of(const struct policy *p, const struct policy_request *req,
 	case K_INTEGER:
 		/* candidate keeper; policy_keepable decides */
 		return (cur && cpumask_weight(cur) == ki.n) ||
+		       (cur && req->running && cpumask_intersects(cur, &p->topo->online) &&
+			cpumask_weight(cur) <= ki.n) ||
 		       (req->kubelet_cpus && cpumask_weight(req->kubelet_cpus) == ki.n) ? 0 : 2;
 	default:
 		return 3;
@@ -84,6 +113,7 @@ int policy_recover(struct policy *p, const struct policy_request *reqs,
 		   struct policy_decision *ret)
 {
 	struct slot *s = calloc(n ? n : 1, sizeof(*s));
+	struct policy_hotplug hp;
 	size_t i;
 
 	if (!s)
@@ -101,9 +131,14 @@ int policy_recover(struct policy *p, const struct policy_request *reqs,
 			return r;
 		}
 	}
-	/* Pooled decisions taken early saw larger pools: refresh them. */
-	for (i = 0; i < n; i++)
-		policy_pool_of(p, ret[i].kind, &ret[i].cpus);
 	free(s);
+	/* Sets kept short of CPUs offline get refilled, fixed sets with CPUs
+	 * offline get their error: the state hotplug events would have made. */
+	if (policy_set_online(p, p->topo, &hp) < 0)
+		return -ENOMEM;
+	policy_hotplug_free(&hp);
+	/* Refresh every decision: pooled ones taken early saw larger pools. */
+	for (i = 0; i < n; i++)
+		policy_decision_get(p, reqs[i].container_id, &ret[i]);
 	return 0;
 }

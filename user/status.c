@@ -79,7 +79,10 @@ static json_object *error_obj(const struct container *ct, bool full)
 	}
 	add(o, "reason", json_object_new_string(policy_error_name(ct->d.err)));
 	add(o, "message", json_object_new_string(ct->d.reason));
-	add(o, "action", json_object_new_string(ct->d.reject ? "rejected" : "shared"));
+	/* kept: a hotplug error on a placed container, which keeps running
+	 * on what it has (policy_hotplug.h). */
+	add(o, "action", json_object_new_string(ct->d.reject ? "rejected" :
+						ct->d.err_hotplug ? "kept" : "shared"));
 	return o;
 }
 
@@ -120,6 +123,9 @@ static json_object *counters_obj(const struct controller_counters *n)
 	add(o, "resizes", json_object_new_uint64(n->resizes));
 	add(o, "inplace_resizes", json_object_new_uint64(n->inplace_resizes));
 	add(o, "inplace_resizes_refused", json_object_new_uint64(n->inplace_resizes_refused));
+	add(o, "hotplug_changes", json_object_new_uint64(n->hotplug_changes));
+	add(o, "hotplug_replacements", json_object_new_uint64(n->hotplug_replacements));
+	add(o, "hotplug_shortfalls", json_object_new_uint64(n->hotplug_shortfalls));
 	return o;
 }
 

@@ -37,7 +37,9 @@
  *      "qos_class": "LSE"|"LSR"|"LS"|"BE"|"SYSTEM"|"", "cpus": "<cpulist>",
  *      "mems": "<cpulist>" ("" = left as is), "cgroup": "<path>",
  *      "error": null | {"reason": "<label>", "message": "...",
- *                       "action": "rejected"|"shared"},
+ *                       "action": "rejected"|"shared"|"kept"},
+ *               (kept: a CPU hotplug error, reason cpu_offline or
+ *                insufficient_cpus; the container keeps its placement)
  *      "decision": {"rule": "sandbox"|"invalid_annotation"|"cores_ids"|
  *                      "resource_status"|"qos_class"|"integer"|
  *                      "besteffort_pool"|"default_shared",
@@ -52,7 +54,9 @@
  *   "counters": {"events": N, "events_lost": N, "resyncs": N,
  *                "cgroup_writes": N, "cgroup_write_errors": N,
  *                "exec_reapplied": N, "rejected": N, "resizes": N,
- *                "inplace_resizes": N, "inplace_resizes_refused": N},
+ *                "inplace_resizes": N, "inplace_resizes_refused": N,
+ *                "hotplug_changes": N, "hotplug_replacements": N,
+ *                "hotplug_shortfalls": N},
  *   "convergence": {"count": N, "last_ns": N,
  *                   "recent_ns": [N, ...]}   (newest last, at most 1024)
  * }

@@ -318,6 +318,53 @@ int topo_read(const char *sysfs_root, struct topology **ret)
 	return 0;
 }
 
+/* One CPU's facts from prev where fresh does not know them; returns the
+ * sibling group fresh should put it in. */
+static int inherit_cpu(struct topology *fresh, const struct topology *prev, int id)
+{
+	struct topo_cpu *f = &fresh->cpu[id];
+	const struct topo_cpu *o = &prev->cpu[id];
+	struct cpumask mine, theirs;
+
+	/* A node whose CPUs are all offline reads as memory-only: it is not. */
+	if (f->node < 0 && o->node >= 0 && (cpumask_test(&fresh->nodes, (unsigned)o->node) ||
+					    cpumask_test(&fresh->memory_nodes, (unsigned)o->node))) {
+		f->node = o->node;
+		cpumask_set(&fresh->node_cpus[o->node], (unsigned)id);
+		cpumask_set(&fresh->nodes, (unsigned)o->node);
+		cpumask_clear(&fresh->memory_nodes, (unsigned)o->node);
+	}
+	if (f->package == -1)
+		f->package = o->package;
+	if (f->die < 0)
+		f->die = o->die;
+	if (f->l3 < 0)
+		f->l3 = o->l3;
+	/* The wider group wins: an offline sibling still belongs to the core. */
+	cpumask_and(&mine, &fresh->core_cpus[f->core], &fresh->present);
+	cpumask_and(&theirs, &prev->core_cpus[o->core], &fresh->present);
+	return cpumask_weight(&theirs) > cpumask_weight(&mine) ? cpumask_next(&theirs, 0) : f->core;
+}
+
+void topo_inherit(struct topology *fresh, const struct topology *prev)
+{
+	int core[CPUSETD_MAX_CPUS], id;
+
+	if (!prev)
+		return;
+	cpumask_for_each(id, &fresh->present)
+		core[id] = cpumask_test(&prev->present, (unsigned)id) ?
+			   inherit_cpu(fresh, prev, id) : fresh->cpu[id].core;
+	cpumask_for_each(id, &fresh->present)
+		cpumask_zero(&fresh->core_cpus[id]);
+	cpumask_for_each(id, &fresh->present) {
+		fresh->cpu[id].core = core[id];
+		cpumask_set(&fresh->core_cpus[core[id]], (unsigned)id);
+	}
+	fresh->n_cores = fresh->n_packages = fresh->threads_per_core = 0;
+	count(fresh);
+}
+
 void topo_free(struct topology *t)
 {
 	free(t);

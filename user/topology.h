@@ -62,6 +62,20 @@ int topo_read(const char *sysfs_root, struct topology **ret);
 void topo_free(struct topology *t);
 
 /*
+ * CPU hotplug: what sysfs says about an offline CPU is thin. Its
+ * topology/ directory is gone (no siblings, package, die), x86 drops it
+ * from its node's cpulist, and its online siblings list only themselves.
+ * Physical cores, packages and nodes do not change while the machine
+ * runs, so fresh (read after a hotplug event) takes those facts from prev
+ * (the topology read before) for every CPU present in both: a CPU keeps
+ * the node, package, die and L3 it had, and a sibling group keeps the
+ * widest membership either snapshot knew. Counts (n_cores, n_packages,
+ * threads_per_core) are recomputed over fresh->online. prev may be NULL
+ * (nothing to inherit). Cannot fail.
+ */
+void topo_inherit(struct topology *fresh, const struct topology *prev);
+
+/*
  * Union of the NUMA nodes of the CPUs in cpus, into *ret (node ids).
  * Returns 0, or -ENXIO when some CPU has no known node (ret untouched).
  */
