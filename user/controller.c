@@ -6,6 +6,12 @@
  * run on a CPU is as short as the writes themselves; when a pod leaves,
  * its CPUs go back to the shared pool. Writes are skipped when the value
  * we last wrote or read is already there.
+ *
+ * On cgroup v2 (unless v2_writes = per-container) cpuset.cpus is not
+ * written container by container: controller_plan.c writes each set at the
+ * highest level where a whole subtree shares it and the containers inherit
+ * (cgroupfs/cgfs_plan.h); only mems stay per container. v1 needs every
+ * level written, child within parent, so it keeps the per-container path.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "controller.h"
+#include "controller_plan.h"
 #include "log.h"
 #include "reject.h"
 #include "strmap.h"
@@ -44,7 +51,8 @@ int controller_init(struct controller *c, const struct cpusetd_config *cfg,
 	if (r < 0)
 		return r;
 	c->by_path = strmap_new();
-	if (!c->by_path) {
+	if (!c->by_path || controller_plan_init(c) < 0) {
+		strmap_free(c->by_path);
 		policy_free(c->policy);
 		return -ENOMEM;
 	}
@@ -75,6 +83,7 @@ void controller_fini(struct controller *c)
 {
 	if (c->by_path)
 		free_table(c->by_path);
+	controller_plan_free(c);
 	policy_free(c->policy);
 	c->by_path = NULL;
 	c->policy = NULL;
@@ -220,7 +229,7 @@ static void request_of(const struct controller *c, const struct container *ct,
 
 /* --- writes --- */
 
-static void note_write(struct controller *c, struct container *ct, const char *what, int r)
+void controller_note_write(struct controller *c, struct container *ct, const char *what, int r)
 {
 	c->n.cgroup_writes++;
 	if (r == 0 || r == -ENOENT)	/* vanished: it will be gone from the table soon */
@@ -236,8 +245,7 @@ static void note_write(struct controller *c, struct container *ct, const char *w
  * the exact m follows after the write (sync_placement_map), which is also
  * the order for a shrink. No map write when m is within the map already.
  */
-static void widen_placement_map(struct controller *c, struct container *ct,
-				const struct cpumask *m)
+void controller_widen_map(struct controller *c, struct container *ct, const struct cpumask *m)
 {
 	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending };
 	struct cpumask wide;
@@ -266,14 +274,14 @@ static void write_set(struct controller *c, struct container *ct, enum cgfs_cpus
 		return;
 	}
 	if (f == CGFS_CPUS)
-		widen_placement_map(c, ct, m);
+		controller_widen_map(c, ct, m);
 	/* cpuset.cpus changes on every resize: keep it open. */
 	r = -EMFILE;
 	if (f == CGFS_CPUS)
 		r = cgfs_write_cpuset_fd(c->cg, c->root, ct->path, f, m, &ct->cpus_fd);
 	if (r == -EMFILE || r == -ENFILE)	/* out of fds: the slow way */
 		r = cgfs_write_cpuset(c->cg, c->root, ct->path, f, m);
-	note_write(c, ct, f == CGFS_CPUS ? "cpuset.cpus" : "cpuset.mems", r);
+	controller_note_write(c, ct, f == CGFS_CPUS ? "cpuset.cpus" : "cpuset.mems", r);
 	if (r == 0) {
 		*applied = *m;
 		*known = true;
@@ -296,10 +304,22 @@ static void sync_placement_map(struct controller *c, struct container *ct)
 		ct->map_cpus = ct->d.cpus;
 }
 
+static bool pooled(const struct container *ct)
+{
+	return ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE;
+}
+
 /* Brings one container to its decision. Shared: the current pool, mems
- * untouched; an empty pool is never written (tasks could not run). */
+ * untouched; an empty pool is never written (tasks could not run).
+ * Planned (v2): cpuset.cpus is the plan's (apply_one), only mems here. */
 static void apply(struct controller *c, struct container *ct)
 {
+	if (controller_planned(c)) {
+		if (policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus))
+			return;
+		write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
+		return;
+	}
 	if (policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus)) {
 		if (!cpumask_empty(&ct->d.cpus))
 			write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
@@ -311,9 +331,14 @@ static void apply(struct controller *c, struct container *ct)
 	write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
 }
 
-static bool pooled(const struct container *ct)
+/* One container to its decision; planned, the whole tree (a new
+ * container can change what its pod or slice must hold). 0 or -ENOMEM. */
+static int apply_one(struct controller *c, struct container *ct)
 {
-	return ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE;
+	int r = controller_plan_apply(c);
+
+	apply(c, ct);
+	return r;
 }
 
 /* fn on every container that lives on a pool (shared or BE). */
@@ -345,11 +370,15 @@ static bool pools_equal(const struct pools *a, const struct pools *b)
 	return cpumask_equal(&a->shared, &b->shared) && cpumask_equal(&a->be, &b->be);
 }
 
-/* Every pooled container to its current pool. */
-static void resize_shared(struct controller *c)
+/* Every pooled container to its current pool: one plan on v2, every
+ * container otherwise. Returns 0 or -ENOMEM. */
+static int resize_shared(struct controller *c)
 {
-	for_each_shared(c, apply);
 	c->n.resizes++;
+	if (controller_planned(c))
+		return controller_plan_apply(c);
+	for_each_shared(c, apply);
+	return 0;
 }
 
 /* The placement map's view of shared containers after a resize; called
@@ -449,13 +478,15 @@ static int place(struct controller *c, struct container *ct, uint64_t event_ns)
 	get_pools(c, &after);
 	ct->exec_pending = true;
 	if (!pools_equal(&before, &after)) {
-		resize_shared(c);		/* shared leave the new CPUs first */
+		r = resize_shared(c);		/* shared leave the new CPUs first */
 		apply(c, ct);
 		record_convergence(c, event_ns);
 		sync_shared_maps(c);
 	} else {
-		apply(c, ct);
+		r = apply_one(c, ct);
 	}
+	if (r == -ENOMEM)
+		return r;
 	log_decision(ct);
 	if (ct->d.err)
 		handle_error(c, ct);
@@ -490,9 +521,12 @@ static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
 {
 	struct container *ct = strmap_del(c->by_path, ev->path);
 	struct pools before, after;
+	int r = 0;
 
-	if (!ct)
+	if (!ct) {
+		controller_plan_forget(c, ev->path);	/* a pod or QoS slice */
 		return 0;
+	}
 	if (c->bpf && ct->cgroup_id)
 		bpf_events_del_placement(c->bpf, ct->cgroup_id);
 	if (c->tel && ct->cgroup_id)	/* after the placement: BPF would re-create it */
@@ -502,13 +536,13 @@ static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
 	policy_release(c->policy, ct->info.container_id);
 	get_pools(c, &after);
 	if (!pools_equal(&before, &after)) {
-		resize_shared(c);
+		r = resize_shared(c);
 		record_convergence(c, ev->ts_ns);
 		sync_shared_maps(c);
 	}
 	container_free(ct);
 	c->dirty = true;
-	return 0;
+	return r == -ENOMEM ? r : 0;
 }
 
 /*
@@ -559,7 +593,8 @@ static int on_exec(struct controller *c, const struct cpusetd_event *ev)
 	ct->mems_known = cgfs_read_cpuset(c->cg, ct->path, CGFS_MEMS, &ct->mems_applied) == 0;
 	cpus = ct->cpus_applied;
 	writes = c->n.cgroup_writes;
-	apply(c, ct);
+	if (apply_one(c, ct) == -ENOMEM)
+		return -ENOMEM;
 	if (c->n.cgroup_writes != writes) {
 		char have[CPULIST_MAX];
 
@@ -615,6 +650,16 @@ static void apply_resize(struct controller *c, struct container *ct,
 		       cpumask_subset(&ct->d.cpus, &old->cpus);
 
 	get_pools(c, &after);
+	if (controller_planned(c)) {
+		/* The plan orders it: the pools narrow, then exclusive sets
+		 * land, then the pools widen (cgfs_plan.h). */
+		if (!pools_equal(before, &after))
+			c->n.resizes++;
+		apply_one(c, ct);
+		sync_shared_maps(c);
+		sync_placement_map(c, ct);
+		return;
+	}
 	if (shrinks)
 		apply(c, ct);
 	if (!pools_equal(before, &after))
@@ -849,7 +894,9 @@ int controller_resync(struct controller *c)
 		free(s.list);
 		return r;
 	}
-	/* Shared first: they leave reserved CPUs before exclusive ones land. */
+	/* Shared first: they leave reserved CPUs before exclusive ones land.
+	 * Slices and pods are re-read: anyone may have written them. */
+	controller_plan_reset(c);
 	resize_shared(c);
 	for (size_t i = 0; i < s.n; i++) {
 		struct container *ct = s.list[i];

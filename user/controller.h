@@ -29,7 +29,8 @@ struct container {
 	struct pod_meta meta;
 	char name[320];			/* namespace/pod/container */
 	struct policy_decision d;	/* latest decision */
-	struct cpumask cpus_applied;	/* what we last wrote or read */
+	struct cpumask cpus_applied;	/* its own cpuset.cpus as we last wrote or read
+					 * it (v2 planned: often "", inherited) */
 	struct cpumask mems_applied;
 	bool cpus_known, mems_known;
 	int cpus_fd;			/* cpuset.cpus kept open for resizes; -1 */
@@ -75,6 +76,7 @@ struct controller {
 	uint64_t conv_count;
 	bool dirty;			/* status.json needs a rewrite */
 	uint64_t tel_pruned_at;		/* n.resyncs when telemetry was last pruned */
+	struct controller_plan *plan;	/* v2 hierarchical writes; NULL: every container */
 };
 
 /*
