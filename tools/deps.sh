@@ -8,7 +8,8 @@ PKGS="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libsystemd-dev libcmocka-dev libjson-c-dev libinih-dev runc busybox-static
 systemd util-linux procps jq python3 bzip2 tar
 prometheus prometheus-node-exporter curl
-stress-ng rt-tests"
+stress-ng rt-tests
+qemu-system-x86 cpio kmod"
 
 # Packages that ship a service we only run by hand in tests (promtool and
 # node_exporter for the textfile export test): never start or enable them.

@@ -8,7 +8,17 @@
 
 IT_OUT=${IT_OUT:-build}
 IT_FAILED=0
-IT_CPUSET=/sys/fs/cgroup/cpuset
+# The cpuset hierarchy: v1 (and hybrid) have their own mount; on pure v2
+# (the VM lane) it is the unified root, with IT_V2=1. Ancestors there
+# must enable cpuset in cgroup.subtree_control and children inherit
+# their parent's effective set while their own cpuset.cpus is empty.
+if [ -d /sys/fs/cgroup/cpuset ] || ! grep -qw cpuset /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	IT_CPUSET=/sys/fs/cgroup/cpuset
+	IT_V2=
+else
+	IT_CPUSET=/sys/fs/cgroup
+	IT_V2=1
+fi
 
 it_log() { printf '# %s\n' "$*"; }
 
@@ -63,7 +73,10 @@ it_setup() {
 	for c in sh sleep cat true; do ln -sf busybox "$IT_WORK/rootfs/bin/$c"; done
 	: >"$IT_WORK/empty.conf"
 	# v1: children start with empty cpus/mems; give our subtree the root's.
-	if [ -d "$IT_CPUSET" ]; then
+	# v2: they inherit; enable the controllers for the subtree's children.
+	if [ -n "$IT_V2" ]; then
+		it_v2_mkdir "$IT_CPUSET$IT_CG"
+	elif [ -d "$IT_CPUSET" ]; then
 		mkdir -p "$IT_CPUSET$IT_CG"
 		cat "$IT_CPUSET/cpuset.cpus" >"$IT_CPUSET$IT_CG/cpuset.cpus"
 		cat "$IT_CPUSET/cpuset.mems" >"$IT_CPUSET$IT_CG/cpuset.mems"
@@ -83,6 +96,15 @@ it_start() {
 	it_mkroot "$ROOT"
 }
 
+# it_v2_mkdir DIR: a v2 cgroup whose children get cpuset and cpu (as
+# kubelet's cgroup managers enable them down the kubepods tree).
+it_v2_mkdir() {
+	mkdir -p "$1"
+	grep -qw cpuset "${1%/*}/cgroup.subtree_control" ||
+		echo "+cpuset +cpu" >"${1%/*}/cgroup.subtree_control"
+	echo "+cpuset +cpu" >"$1/cgroup.subtree_control"
+}
+
 # it_mkroot CGPATH: the kubepods root (and parents) in the cpuset hierarchy.
 it_mkroot() {
 	local p=$IT_CPUSET dir
@@ -90,6 +112,10 @@ it_mkroot() {
 	for dir in ${1#/}; do
 		p=$p/$dir
 		[ -d "$p" ] && continue
+		if [ -n "$IT_V2" ]; then
+			it_v2_mkdir "$p"
+			continue
+		fi
 		mkdir "$p"
 		cat "${p%/*}/cpuset.cpus" >"$p/cpuset.cpus"
 		cat "${p%/*}/cpuset.mems" >"$p/cpuset.mems"
