@@ -74,10 +74,23 @@ static void gather(struct cgfs_plan_node *nodes, size_t n)
 	}
 }
 
+/* "Inherit the parent's effective set": "" when the own set is empty
+ * already; else the kernel refuses "" while the cgroup has tasks (ENOSPC,
+ * cpuset.c validate_change), so every CPU above instead, which the
+ * parent's effective set is always within. */
+static void inherit(const struct cgfs_plan_node *x, const struct cpumask *above,
+		    struct cpumask *ret)
+{
+	if (cpumask_empty(&x->own) || cpumask_subset(above, &x->own))
+		*ret = x->own;
+	else
+		*ret = *above;
+}
+
 /* The own set node i should hold, given its parent's planned effective
  * set pe (cgfs_plan.h: uniform, mixed, top). */
 static void choose(const struct cgfs_plan_node *x, bool top, const struct cpumask *pe,
-		   struct cpumask *ret)
+		   const struct cpumask *above, struct cpumask *ret)
 {
 	if (!x->any_) {
 		*ret = x->own;		/* nothing of ours below: leave it */
@@ -88,11 +101,14 @@ static void choose(const struct cgfs_plan_node *x, bool top, const struct cpumas
 	} else if (!x->mixed_) {
 		/* The top is not ours (an admin may change it): directly
 		 * under it a uniform subtree holds its set explicitly. */
-		bool inherit = x->parent != 0 && cpumask_equal(pe, &x->first_);
-
-		*ret = inherit ? (struct cpumask){ { 0 } } : x->first_;
+		if (x->parent != 0 && cpumask_equal(pe, &x->first_))
+			inherit(x, above, ret);
+		else
+			*ret = x->first_;
+	} else if (cpumask_subset(&x->all_, pe)) {
+		inherit(x, above, ret);
 	} else {
-		*ret = cpumask_subset(&x->all_, pe) ? (struct cpumask){ { 0 } } : x->all_;
+		*ret = x->all_;
 	}
 }
 
@@ -133,7 +149,7 @@ int cgfs_plan_v2(struct cgfs_plan_node *nodes, size_t n, const struct cpumask *a
 		const struct cpumask *pe_now = i ? &nodes[x->parent].eff_now_ : above;
 
 		effective_of(&x->own, pe_now, &x->eff_now_);
-		choose(x, i == 0, pe, &x->want);
+		choose(x, i == 0, pe, above, &x->want);
 		effective_of(&x->want, pe, &x->eff);
 	}
 	for (size_t i = 0; i < n; i++)		/* 1: narrowing, top-down */

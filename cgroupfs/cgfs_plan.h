@@ -10,10 +10,16 @@
  * whose own set is empty. The plan writes each set at the highest level
  * where a whole subtree shares it:
  *   - a node whose leaves all want the same set T ("uniform") holds T, or
- *     inherits it (own "") when its parent's effective set is already T;
- *   - a node whose leaves want different sets ("mixed") inherits (own "")
- *     when its parent's effective set holds all of them, else holds their
- *     union: never a set that would clip or fall back for a child;
+ *     inherits it when its parent's effective set is already T;
+ *   - a node whose leaves want different sets ("mixed") inherits when its
+ *     parent's effective set holds all of them, else holds their union:
+ *     never a set that would clip or fall back for a child;
+ *   - "inherits" is an empty own set; a node whose own set is not empty
+ *     cannot go back to "" while it has tasks (the kernel says ENOSPC:
+ *     kernel/cgroup/cpuset.c validate_change, "Cpusets with tasks ...
+ *     can't be changed to have empty cpus_allowed"), so it gets every CPU
+ *     above the top instead (own ⊇ parent's effective set: the same
+ *     effective set, and it stays so whatever the parent later holds);
  *   - the top node (the kubepods root) is not ours: it is only widened
  *     (own ∪ union of the targets) when its own non-empty set lacks a CPU
  *     some leaf needs.

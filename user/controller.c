@@ -569,6 +569,21 @@ static int reclassify_from_cgroup(struct controller *c, struct container *ct, ui
 	return place(c, ct, event_ns);
 }
 
+/*
+ * On v2 a runtime may create its init directly in the container's cgroup
+ * (clone3 CLONE_INTO_CGROUP, runc >= 1.2): the first exec there is then
+ * "runc init" itself, before the runtime writes linux.resources.cpu.cpus;
+ * the container's own program is the second exec. So the check is armed
+ * once more. On v1 the init joins the cgroup after its exec.
+ */
+static void rearm_exec_check(struct controller *c, struct container *ct)
+{
+	if (!cgfs_mounts(c->cg)->cpuset_on_v2 || ct->exec_checks++ > 0)
+		return;
+	ct->exec_pending = true;
+	sync_placement_map(c, ct);
+}
+
 /* First exec in a placed container: the runtime may have written its own
  * cpuset after our mkdir-time write (runc copies the parent's set, or
  * applies linux.resources.cpu.cpus). Re-read and re-apply. */
@@ -602,6 +617,7 @@ static int on_exec(struct controller *c, const struct cpusetd_event *ev)
 		log_notice("%s: runtime left cpus %s at first exec; re-applied", ct->name, have);
 		c->n.exec_reapplied++;
 	}
+	rearm_exec_check(c, ct);
 	return 0;
 }
 

@@ -35,6 +35,7 @@ struct container {
 	bool cpus_known, mems_known;
 	int cpus_fd;			/* cpuset.cpus kept open for resizes; -1 */
 	bool exec_pending;		/* placement map armed, no exec seen yet */
+	unsigned exec_checks;		/* exec events handled (v2 re-arms once) */
 	struct cpumask map_cpus;	/* placement map's cpus as we last wrote them */
 	bool error_logged;
 	bool killed;

@@ -6,7 +6,9 @@
 #     cpuset.cpus and inherit it; checked in cpuset.cpus.effective and the
 #     tasks' Cpus_allowed_list;
 #   - a container given its own set by the runtime (linux.resources.cpu.cpus)
-#     or by per-container writes (an older cpusetd) is cleared to inherit;
+#     or by per-container writes (an older cpusetd) inherits again: the
+#     kernel refuses "" for a cgroup with tasks (ENOSPC), so it gets every
+#     CPU (0-15), which inherits just the same;
 #   - an annotated pod under the Burstable slice gets exactly its CPUs
 #     (v2 would silently fall back to the parent's set otherwise), its
 #     sandbox and the other pods the pool;
@@ -41,12 +43,14 @@ placed() {
 	it_log "$1/$2: effective '$e', Cpus_allowed_list '$a', want '$4'"
 	return 1
 }
-inherits() {	# inherits POD NAME QOS: own cpuset.cpus is empty
-	local cg
-	cg=$(ctr_cg "$1" "$3" "$2") || return 1
-	[ -z "$(own "$cg")" ] || { it_log "$1/$2: own '$(own "$cg")'"; return 1; }
+# inheriting CGPATH: own cpuset.cpus empty, or every CPU (= the parent's).
+inheriting() {
+	local o
+	o=$(own "$1")
+	[ -z "$o" ] || [ "$o" = "$IT_ONLINE" ] || { it_log "$1: own '$o'"; return 1; }
 }
-pod_inherits() { [ -z "$(own "$(pod_cg "$1" "$2")")" ]; }
+inherits() { local cg; cg=$(ctr_cg "$1" "$3" "$2") && inheriting "$cg"; }	# POD NAME QOS
+pod_inherits() { local cg; cg=$(pod_cg "$1" "$2") && inheriting "$cg"; }	# POD QOS
 placed_inheriting() { placed "$@" && inherits "$1" "$2" "$3"; }
 # expand CPULIST: one CPU per line.
 expand() {
@@ -85,8 +89,10 @@ int_cycle_writes() {
 	echo $(($(writes) - w0))
 }
 
+# scenario ROOT_LEAF TAG FULL: FULL=0 skips the runtime-set, writes-per-
+# resize and restart parts (the per-test budget under TCG is 300 s).
 scenario() {
-	local leaf=$1 tag=$2 p P W1 W2 ann_cpus=12-13 int_cpus
+	local leaf=$1 tag=$2 full=$3 p P W1 W2 ann_cpus=12-13 int_cpus n=8
 	ROOT=$IT_CG/$leaf
 	it_mkroot "$ROOT"
 	IT_ROOT=$ROOT
@@ -98,7 +104,7 @@ scenario() {
 	check "$tag: pool is every CPU ($P)" test "$P" = 0-15
 	check "$tag: the burstable slice holds the pool" test "$(own "$(slice_cg "$tag-s1" burstable)")" = "$P"
 	for p in s1 s2 s3; do
-		check "$tag-$p: pod inherits (empty cpuset.cpus)" pod_inherits "$tag-$p" burstable
+		check "$tag-$p: pod inherits (cpuset.cpus empty)" pod_inherits "$tag-$p" burstable
 		check "$tag-$p/app: inherits" inherits "$tag-$p" app burstable
 		check "$tag-$p/app: runs on the pool" placed "$tag-$p" app burstable "$P"
 	done
@@ -116,11 +122,12 @@ scenario() {
 			placed_inheriting "$tag-$p" app burstable "$P"
 	done
 
-	# Runtime-written own set (linux.resources.cpu.cpus): cleared at exec.
+	if [ "$full" = 1 ]; then
+	# Runtime-written own set (linux.resources.cpu.cpus): replaced at exec.
 	container_start "$tag-s1" own burstable container 500 "" 3
 	wait_for 20 running "$tag-s1" own
 	wait_containers 9; wait_quiet
-	check "$tag-s1/own: runtime's set '3' cleared to inherit" inherits "$tag-s1" own burstable
+	check "$tag-s1/own: runtime's set '3' replaced, inherits" inherits "$tag-s1" own burstable
 	check "$tag-s1/own: runs on the pool" placed "$tag-s1" own burstable "$P"
 
 	# Writes per resize do not grow with the pods under the slice.
@@ -130,24 +137,26 @@ scenario() {
 	W2=$(int_cycle_writes "$tag-ib")
 	check "$tag: integer pod start+stop costs the same writes with 3 or 7 shared pods ($W1, $W2)" \
 		test -n "$W1" -a "$W1" = "$W2"
-	check "$tag: and few of them (<= 16 for 2 resizes and a pod's sandbox)" test "${W1:-99}" -le 16
+	check "$tag: and few of them (<= 20 for 2 resizes and a pod's sandbox)" test "${W1:-99}" -le 20
+	n=17
+	fi
 
 	# Annotated pod under the Burstable slice: its own CPUs, not a fallback.
 	pod_start "$tag-ann" burstable 500 "$ann_cpus"
-	wait_containers 19; wait_quiet
+	wait_containers $((n + 2)); wait_quiet
 	P=$(pool)
 	check "$tag-ann/app: exactly $ann_cpus (effective, Cpus_allowed_list)" \
 		placed "$tag-ann" app burstable "$ann_cpus"
 	check "$tag-ann/app: mems of node 3" test "$(mems_allowed "$tag-ann" app)" = 3
 	check "$tag-ann/POD: sandbox on the pool ($P)" placed "$tag-ann" POD burstable "$P"
-	for p in s1 s5; do
+	for p in s1 s3; do
 		check "$tag-$p/app: on the pool without $ann_cpus" placed "$tag-$p" app burstable "$P"
 	done
 	check "$tag: slice's effective set holds the annotated CPUs" \
 		covers "$(eff "$(slice_cg "$tag-s1" burstable)")" "$ann_cpus"
 
 	pod_stop "$tag-ann"
-	wait_containers 17; wait_quiet
+	wait_containers "$n"; wait_quiet
 	P=$(pool)
 	check "$tag: annotated pod gone: slice holds the pool again" \
 		test "$(own "$(slice_cg "$tag-s1" burstable)")" = "$P"
@@ -155,7 +164,8 @@ scenario() {
 	check "$tag-s2/app: on the pool" placed "$tag-s2" app burstable "$P"
 
 	# An older cpusetd (or per-container mode) left every container its
-	# own set; a hierarchical restart clears them.
+	# own set; a hierarchical restart makes them inherit again.
+	if [ "$full" = 1 ]; then
 	daemon_stop
 	daemon_start "$ROOT" --v2-writes per-container
 	wait_quiet
@@ -165,15 +175,19 @@ scenario() {
 	daemon_start "$ROOT"
 	wait_quiet
 	for p in s3 s6; do
-		check "$tag-$p/app: restart clears its own set" inherits "$tag-$p" app burstable
+		check "$tag-$p/app: restart makes it inherit" inherits "$tag-$p" app burstable
 		check "$tag-$p/app: still on the pool" placed "$tag-$p" app burstable "$P"
 	done
+	fi
 	check "$tag: no write errors" test "$(jq .counters.cgroup_write_errors "$IT_WORK/state/status.json")" = 0
 	daemon_stop
 	for p in s1 s2 s3 s4 s5 s6 s7 int; do pod_stop "$tag-$p" 2>/dev/null; done
 	container_stop "$tag-s1" own
 }
 
-scenario kubepods cgfs
-scenario kubepods.slice sd
+scenario kubepods cgfs 1
+scenario kubepods.slice sd 0
+# On failure, the daemon's view of what it wrote (the work dir goes away).
+[ "$IT_FAILED" -eq 0 ] ||
+	grep -a 'cpuset.cpus\|re-applied\|failed\|resync' "$IT_WORK/daemon.log" | tail -n 40 | sed 's/^/# daemon: /'
 it_done
