@@ -9,7 +9,7 @@
 #   bash tests/vm/bench_v2.sh [BUILD_DIR [ROUNDS]]
 cd "$(dirname "$0")/../.." || exit 1
 out=${1:-build}
-rounds=${2:-${ROUNDS:-20}}
+rounds=${2:-${ROUNDS:-10}}
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 grep -qw cpuset /sys/fs/cgroup/cgroup.controllers 2>/dev/null && [ ! -d /sys/fs/cgroup/cpuset ] ||
 	{ echo "ok - SKIP needs pure cgroup v2 with cpuset"; exit 0; }
