@@ -735,12 +735,40 @@ static int check_resize(struct controller *c, struct container *ct)
 	return 1;
 }
 
+/*
+ * Planned (v2): a runtime that is quicker than us may run both of its
+ * execs before the exec check is armed, and write its own cpuset.cpus
+ * after our mkdir-time plan; nothing would tell us. So on the first
+ * OWN_CHECKS timer ticks of its life a container's own set is re-read
+ * (one small read) and, if someone changed it, planned again.
+ * Returns true when it was.
+ */
+#define OWN_CHECKS	3
+static bool recheck_own(struct controller *c, struct container *ct)
+{
+	struct cpumask now;
+
+	if (!controller_planned(c) || ct->own_checks >= OWN_CHECKS || ct->d.reject)
+		return false;
+	ct->own_checks++;
+	if (cgfs_read_cpuset(c->cg, ct->path, CGFS_CPUS, &now) < 0 ||
+	    (ct->cpus_known && cpumask_equal(&now, &ct->cpus_applied)) ||
+	    (!ct->cpus_known && cpumask_empty(&now)))
+		return false;
+	ct->cpus_applied = now;
+	ct->cpus_known = true;
+	log_notice("%s: someone else set its cpuset.cpus; re-applied", ct->name);
+	c->n.exec_reapplied++;
+	return true;
+}
+
 int controller_check_resizes(struct controller *c)
 {
 	size_t it = 0;
 	const char *k;
 	void *v;
 	int n = 0, r;
+	bool replan = false;
 
 	if (!c->root[0])
 		return 0;
@@ -749,7 +777,10 @@ int controller_check_resizes(struct controller *c)
 		if (r < 0)
 			return r;
 		n += r;
+		replan |= recheck_own(c, v);
 	}
+	if (replan && controller_plan_apply(c) == -ENOMEM)
+		return -ENOMEM;
 	return n;
 }
 

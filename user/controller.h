@@ -36,6 +36,7 @@ struct container {
 	int cpus_fd;			/* cpuset.cpus kept open for resizes; -1 */
 	bool exec_pending;		/* placement map armed, no exec seen yet */
 	unsigned exec_checks;		/* exec events handled (v2 re-arms once) */
+	unsigned own_checks;		/* v2: timer re-reads of its own set done */
 	struct cpumask map_cpus;	/* placement map's cpus as we last wrote them */
 	bool error_logged;
 	bool killed;
@@ -109,8 +110,10 @@ int controller_handle(struct controller *c, const struct cpusetd_event *ev);
  * changed with policy_resize; a refused one keeps its CPUs, is logged once
  * per limit, and is tried again next time (it may fit once CPUs free up).
  * An unlimited reading is never a resize: it is a container whose runtime
- * has not written its limit yet. Returns the number of containers whose
- * placement changed, or -ENOMEM.
+ * has not written its limit yet. On v2 (planned writes) it also re-reads,
+ * on its first 3 ticks, each container's own cpuset.cpus, which a runtime
+ * may write after every exec we could see, and plans again if it changed.
+ * Returns the number of containers whose placement changed, or -ENOMEM.
  */
 int controller_check_resizes(struct controller *c);
 
