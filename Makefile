@@ -40,13 +40,13 @@ LIB_SRCS := user/cpumask.c user/strmap.c user/log.c user/topology.c user/topolog
 	    user/policy.c user/policy_classify.c user/policy_place.c user/policy_pods.c \
 	    user/policy_recover.c user/policy_resize.c user/policy_hotplug.c user/policy_alloc.c user/meta.c user/meta_pod.c user/kubelet_state.c user/reject.c user/config.c user/config_policy.c \
 	    cgroupfs/cgfs.c cgroupfs/cgfs_detect.c cgroupfs/cgfs_tree.c \
-	    cgroupfs/cgfs_path.c \
+	    cgroupfs/cgfs_path.c cgroupfs/cgfs_plan.c \
 	    user/koord_alloc.c user/koord_alloc_acc.c
 LIB_SRCS += user/numa_align.c
 LIB_SRCS += user/files.c user/export_prom.c
 LIB_SRCS += user/kube_alloc.c user/kube_alloc_numa.c user/kube_alloc_static.c
 LIB_SRCS += user/export_koord.c user/telemetry_rates.c
-DAEMON_SRCS := user/main.c user/controller.c user/status.c user/bpf_events.c
+DAEMON_SRCS := user/main.c user/controller.c user/controller_plan.c user/status.c user/bpf_events.c
 DAEMON_SRCS += user/export_textfile.c
 DAEMON_SRCS += user/bpf_load.c user/bpf_telemetry.c
 LIB_SRCS += user/telemetry.c user/hotplug.c

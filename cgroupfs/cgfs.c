@@ -423,6 +423,16 @@ int cgfs_write_cpuset(struct cgfs *cg, const char *root, const char *path,
 	return r;
 }
 
+int cgfs_write_cpus_planned(struct cgfs *cg, const char *path, const struct cpumask *m,
+			    int *fd)
+{
+	if (!cg || !path || !m || !fd)
+		return -EINVAL;
+	if (!cg->m.cpuset_on_v2)
+		return -EOPNOTSUPP;	/* v1 needs every level and the subset order */
+	return write_mask_fd(cg, path, "cpuset.cpus", m, fd);
+}
+
 int cgfs_skip_sched_rebuild(struct cgfs *cg, const char *path)
 {
 	if (!cg || !path)

@@ -166,6 +166,20 @@ int cgfs_write_cpuset_fd(struct cgfs *cg, const char *root, const char *path,
 			 enum cgfs_cpuset_file f, const struct cpumask *m, int *fd);
 
 /*
+ * v2 only: writes m to path's cpuset.cpus exactly as given, through *fd
+ * as cgfs_write_cpuset_fd does (*fd = -1 the first time; the caller
+ * closes it), and nothing else: no ancestor is read or widened, because
+ * the caller planned every level (cgfs_plan.h). An empty m writes ""
+ * (the cgroup then uses its parent's effective set, cgroup-v2.rst
+ * "Cpuset": "an empty value indicates that the cgroup is using the same
+ * setting as the nearest cgroup ancestor with a non-empty cpuset.cpus").
+ * Returns 0; -ENOENT when the cgroup vanished; -EOPNOTSUPP on v1; other
+ * -errno from the kernel (-EINVAL for a CPU it does not know, -EMFILE).
+ */
+int cgfs_write_cpus_planned(struct cgfs *cg, const char *path, const struct cpumask *m,
+			    int *fd);
+
+/*
  * v1 only: clears cpuset.sched_load_balance of a container cgroup when the
  * top cpuset load-balances every CPU. Then the flag has no effect on the
  * scheduler ("If the top cpuset has sched_load_balance enabled, ... the

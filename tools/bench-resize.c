@@ -9,14 +9,17 @@
  * it measures the floor: writing those N cpuset.cpus files in a tight loop
  * the way the daemon does (open, one write, close), and the daemon's RSS.
  *
- *   bench-resize [-n N] [-r ROUNDS] [-d BUILD_DIR]
- * Needs root and the v1 cpuset hierarchy (or v2 with cpuset enabled).
+ *   bench-resize [-n N] [-r ROUNDS] [-d BUILD_DIR] [-s hierarchical|per-container]
+ * Needs root and the v1 cpuset hierarchy, or pure v2 with cpuset enabled
+ * (the VM lane); -s is the daemon's --v2-writes there (v1 ignores it:
+ * it always writes every container).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,11 +30,17 @@
 #include <unistd.h>
 #include "user/cpumask.h"
 
-#define CPUSET "/sys/fs/cgroup/cpuset"
+#define CPUSET_V1 "/sys/fs/cgroup/cpuset"
+#define CPUSET_V2 "/sys/fs/cgroup"
+
+/* The hierarchy holding cpuset: v1's own mount, else the v2 root. */
+static const char *CPUSET = CPUSET_V1;
+static bool on_v2;
 
 struct bench {
 	int n, rounds;
 	const char *build;
+	const char *strategy;	/* --v2-writes */
 	char root[128];		/* relative cgroup path of the kubepods root */
 	char work[128];		/* temp dir: bundles, state */
 	char pin[128];		/* private BPF pin dir */
@@ -90,15 +99,44 @@ static void copy_from_parent(const char *dir, const char *file)
 	put(dst, v);
 }
 
+/* v2: children of dir get cpuset and cpu, as kubelet enables them down
+ * the kubepods tree. No-op when already there. */
+static void enable_children(const char *dir)
+{
+	char p[600], v[512];
+
+	snprintf(p, sizeof(p), "%s/cgroup.subtree_control", dir);
+	get(p, v, sizeof(v));
+	if (!strstr(v, "cpuset"))
+		put(p, "+cpuset +cpu");
+}
+
+/* A cgroup for the tree: v1 copies cpus/mems from its parent (v1
+ * children start empty and cannot take tasks); v2 inherits, and an inner
+ * node passes the controllers on. */
 static void mkcg(const char *rel)
 {
 	char p[512];
 
-	snprintf(p, sizeof(p), CPUSET "%s", rel);
+	snprintf(p, sizeof(p), "%s%s", CPUSET, rel);
 	if (mkdir(p, 0755) < 0 && errno != EEXIST)
 		die(p);
-	copy_from_parent(p, "cpuset.cpus");
-	copy_from_parent(p, "cpuset.mems");
+	if (!on_v2) {
+		copy_from_parent(p, "cpuset.cpus");
+		copy_from_parent(p, "cpuset.mems");
+	}
+}
+
+/* An inner node (root, QoS slice, pod). */
+static void mkcg_inner(const char *rel)
+{
+	char p[512];
+
+	mkcg(rel);
+	if (on_v2) {
+		snprintf(p, sizeof(p), "%s%s", CPUSET, rel);
+		enable_children(p);
+	}
 }
 
 static void shared_path(const struct bench *b, int i, char *buf, size_t len)
@@ -118,7 +156,7 @@ static pid_t spawn_in(const char *rel)
 		pause();
 		_exit(0);
 	}
-	snprintf(procs, sizeof(procs), CPUSET "%s/cgroup.procs", rel);
+	snprintf(procs, sizeof(procs), "%s%s/cgroup.procs", CPUSET, rel);
 	snprintf(pid, sizeof(pid), "%d", kid);
 	put(procs, pid);
 	return kid;
@@ -142,7 +180,7 @@ static void start_daemon(struct bench *b)
 		dup2(fd, 2);
 		execl(exe, exe, "--config", conf, "--kubepods-root", b->root, "--bundle-path", tmpl,
 		      "--state-dir", state, "--pin-dir", b->pin, "--log-level", "warning",
-		      (char *)NULL);
+		      "--v2-writes", b->strategy, (char *)NULL);
 		_exit(127);
 	}
 }
@@ -240,7 +278,7 @@ static void floor_run(const struct bench *b, uint64_t *out, int rounds)
 			int fd;
 
 			shared_path(b, i, rel, sizeof(rel));
-			snprintf(p, sizeof(p), CPUSET "%s/cpuset.cpus", rel);
+			snprintf(p, sizeof(p), "%s%s/cpuset.cpus", CPUSET, rel);
 			fd = open(p, O_WRONLY | O_CLOEXEC);
 			if (fd < 0 || write(fd, v, strlen(v)) < 0)
 				die(p);
@@ -259,7 +297,7 @@ static void floor_fd_run(const struct bench *b, uint64_t *out, int rounds)
 
 	for (int i = 0; i < b->n; i++) {
 		shared_path(b, i, rel, sizeof(rel));
-		snprintf(p, sizeof(p), CPUSET "%s/cpuset.cpus", rel);
+		snprintf(p, sizeof(p), "%s%s/cpuset.cpus", CPUSET, rel);
 		fds[i] = open(p, O_WRONLY | O_CLOEXEC);
 		if (fds[i] < 0)
 			die(p);
@@ -322,18 +360,20 @@ static void setup(struct bench *b)
 	mkdir(rel, 0755);
 	snprintf(b->root, sizeof(b->root), "/cpusetd-bench-%d", getpid());
 	snprintf(b->pin, sizeof(b->pin), "/sys/fs/bpf/cpusetd-bench-%d", getpid());
-	mkcg(b->root);
+	if (on_v2)
+		enable_children(CPUSET);
+	mkcg_inner(b->root);
 	strcat(b->root, "/kubepods");
-	mkcg(b->root);
+	mkcg_inner(b->root);
 	snprintf(rel, sizeof(rel), "%s/burstable", b->root);
-	mkcg(rel);
+	mkcg_inner(rel);
 	get("/sys/devices/system/cpu/online", online, sizeof(online));
 	pools(b, online);
 	b->kids = calloc((size_t)b->n, sizeof(*b->kids));
 	for (int i = 0; i < b->n; i++) {
 		shared_path(b, i, rel, sizeof(rel));
 		*strrchr(rel, '/') = '\0';
-		mkcg(rel);
+		mkcg_inner(rel);
 	}
 }
 
@@ -356,8 +396,9 @@ static void teardown(void)
 			kill(b->kids[i], SIGKILL);
 	while (wait(NULL) > 0 || errno == EINTR)
 		;
-	snprintf(cmd, sizeof(cmd), "find " CPUSET "%.*s -depth -type d -exec rmdir {} + 2>/dev/null;"
-		 " rm -rf %s %s", (int)(strrchr(b->root, '/') - b->root), b->root, b->work, b->pin);
+	snprintf(cmd, sizeof(cmd), "find %s%.*s -depth -type d -exec rmdir {} + 2>/dev/null;"
+		 " rm -rf %s %s", CPUSET, (int)(strrchr(b->root, '/') - b->root), b->root, b->work,
+		 b->pin);
 	if (system(cmd) != 0)
 		fprintf(stderr, "bench-resize: cleanup incomplete\n");
 }
@@ -381,11 +422,12 @@ static void report(const struct bench *b, uint64_t *conv, uint64_t *flo, uint64_
 	uint64_t c50 = pct(conv, n, 50), c99 = pct(conv, n, 99);
 	uint64_t f50 = pct(flo, n, 50), g50 = pct(flo_fd, n, 50);
 
-	printf("N=%d rounds=%d: convergence p50 %.1f us p99 %.1f us | "
+	printf("%s N=%d rounds=%d: convergence p50 %.1f us p99 %.1f us | "
 	       "floor (open+write+close) p50 %.1f us, ratio p50 %.2f p99 %.2f | "
 	       "floor (open fds) p50 %.1f us, ratio p50 %.2f p99 %.2f | "
 	       "writes/resize %.1f | daemon RSS %ld KiB\n",
-	       b->n, b->rounds, c50 / 1e3, c99 / 1e3,
+	       on_v2 ? (strcmp(b->strategy, "hierarchical") ? "v2 per-container" : "v2 hierarchical") :
+	       "v1", b->n, b->rounds, c50 / 1e3, c99 / 1e3,
 	       f50 / 1e3, (double)c50 / (double)f50, (double)c99 / (double)f50,
 	       g50 / 1e3, (double)c50 / (double)g50, (double)c99 / (double)g50,
 	       writes_per_resize, rss);
@@ -416,8 +458,8 @@ static void run(struct bench *b)
 	snprintf(id, sizeof(id), "%064x", 0xbe7c4);
 	write_bundle(b, id);
 	snprintf(pod, sizeof(pod), "%s/pod%08x-0000-4000-8000-000000000000", b->root, 0xbe7c4);
-	mkcg(pod);
-	snprintf(p, sizeof(p), CPUSET "%s/%s", pod, id);
+	mkcg_inner(pod);
+	snprintf(p, sizeof(p), "%s%s/%s", CPUSET, pod, id);
 	for (int r = 0; r < b->rounds; r++) {
 		if (mkdir(p, 0755) < 0)
 			die(p);
@@ -447,19 +489,31 @@ static void run(struct bench *b)
 
 int main(int argc, char **argv)
 {
-	struct bench b = { .n = 100, .rounds = 50, .build = "build" };
+	struct bench b = { .n = 100, .rounds = 50, .build = "build", .strategy = "hierarchical" };
 	int c;
 
-	while ((c = getopt(argc, argv, "n:r:d:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:d:s:h")) != -1) {
 		switch (c) {
 		case 'n': b.n = atoi(optarg); break;
 		case 'r': b.rounds = atoi(optarg); break;
 		case 'd': b.build = optarg; break;
+		case 's': b.strategy = optarg; break;
 		default:
 			fprintf(stderr, "usage: bench-resize [-n SHARED_CONTAINERS] [-r ROUNDS] [-d BUILD_DIR]\n"
-					"  e.g. sudo build/bench-resize -n 100 -r 50\n");
+					"                    [-s hierarchical|per-container]\n"
+					"  e.g. sudo build/bench-resize -n 100 -r 50\n"
+					"       sudo build/bench-resize -n 500 -s per-container   # v2\n");
 			return c == 'h' ? 0 : 2;
 		}
+	}
+	if (strcmp(b.strategy, "hierarchical") && strcmp(b.strategy, "per-container")) {
+		fprintf(stderr, "bench-resize: -s: expected hierarchical|per-container, got '%s'\n",
+			b.strategy);
+		return 2;
+	}
+	if (access(CPUSET_V1, F_OK) < 0) {
+		CPUSET = CPUSET_V2;
+		on_v2 = true;
 	}
 	if (b.n < 1 || b.rounds < 1) {
 		fprintf(stderr, "bench-resize: -n and -r must be positive integers\n");

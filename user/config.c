@@ -55,6 +55,7 @@ enum {
 	OPT_EXPORT_INTERVAL,
 	OPT_POLICY,		/* the allocation-policy settings: config_policy.c */
 	OPT_RESIZE_CHECK_MS,
+	OPT_V2_WRITES,
 };
 
 static const struct option long_opts[] = {
@@ -83,6 +84,7 @@ static const struct option long_opts[] = {
 	{ "reserved-cpus",	required_argument, NULL, OPT_POLICY },
 	{ "prefer-isolated-cpus", required_argument, NULL, OPT_POLICY },
 	{ "resize-check-ms",	required_argument, NULL, OPT_RESIZE_CHECK_MS },
+	{ "v2-writes",		required_argument, NULL, OPT_V2_WRITES },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -124,6 +126,9 @@ static void usage(void)
 	       "  --min-shared-cpus N      CPUs always left to the shared pool, 1..%d (default 1)\n"
 	       "  --resize-check-ms MS     how often CPU limits are re-read for in-place\n"
 	       "                           resizes, 0 = never (default 1000)\n"
+	       "  --v2-writes hierarchical|per-container  cgroup v2: write the shared pool\n"
+	       "                           once per QoS slice or pod, containers inherit\n"
+	       "                           (default), or into every container\n"
 	       "  --log-level LEVEL        error|warning|notice|info|debug (default info)\n"
 	       "  --dry-run                decide and report, write no cpuset\n"
 	       "  --kubelet-state-file F   kubelet cpu_manager_state to take over (default\n"
@@ -303,6 +308,13 @@ static int apply(struct loader *l, int id, const char *name, const char *v, char
 		if (parse_uint_range(v, 0, 3600000, &c->resize_check_ms) == 0)
 			return 0;
 		snprintf(err, errlen, "expected milliseconds 0..3600000, got '%s'", v);
+		return -EINVAL;
+	case OPT_V2_WRITES:
+		if (strcmp(v, "hierarchical") == 0 || strcmp(v, "per-container") == 0) {
+			c->v2_per_container = v[0] == 'p';
+			return 0;
+		}
+		snprintf(err, errlen, "expected hierarchical|per-container, got '%s'", v);
 		return -EINVAL;
 	case OPT_LOG_LEVEL:
 		if (log_parse_level(v, &c->log_level) == 0)

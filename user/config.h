@@ -4,7 +4,7 @@
  * INI keys are the long option names with '-' or '_' (section [cpusetd]
  * or none): kubepods_root, bundle_path (repeatable), state_dir, pin_dir,
  * on_error, min_shared_cpus, log_level, dry_run, kubelet_pods_dir,
- * kubelet_state_file, resize_check_ms; and the allocation policy (config_policy.c):
+ * kubelet_state_file, resize_check_ms, v2_writes; and the allocation policy (config_policy.c):
  * cpu_bind_policy, cpu_exclusive_policy, numa_allocate_strategy,
  * numa_topology_alignment_policy, topology_manager_scope, kubelet_compat,
  * kubelet_cpu_manager_policy_options, besteffort_pool, integer_qos,
@@ -40,6 +40,7 @@ struct cpusetd_config {
 	int log_level;			/* syslog level */
 	unsigned resize_check_ms;	/* CPU limits re-read every ms; 0 = never */
 	bool dry_run;
+	bool v2_per_container;	/* v2_writes = per-container (cgfs_plan.h is the default) */
 };
 
 /*

@@ -6,6 +6,12 @@
  * run on a CPU is as short as the writes themselves; when a pod leaves,
  * its CPUs go back to the shared pool. Writes are skipped when the value
  * we last wrote or read is already there.
+ *
+ * On cgroup v2 (unless v2_writes = per-container) cpuset.cpus is not
+ * written container by container: controller_plan.c writes each set at the
+ * highest level where a whole subtree shares it and the containers inherit
+ * (cgroupfs/cgfs_plan.h); only mems stay per container. v1 needs every
+ * level written, child within parent, so it keeps the per-container path.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "controller.h"
+#include "controller_plan.h"
 #include "log.h"
 #include "policy_hotplug.h"
 #include "reject.h"
@@ -45,7 +52,8 @@ int controller_init(struct controller *c, const struct cpusetd_config *cfg,
 	if (r < 0)
 		return r;
 	c->by_path = strmap_new();
-	if (!c->by_path) {
+	if (!c->by_path || controller_plan_init(c) < 0) {
+		strmap_free(c->by_path);
 		policy_free(c->policy);
 		return -ENOMEM;
 	}
@@ -76,6 +84,7 @@ void controller_fini(struct controller *c)
 {
 	if (c->by_path)
 		free_table(c->by_path);
+	controller_plan_free(c);
 	policy_free(c->policy);
 	c->by_path = NULL;
 	c->policy = NULL;
@@ -221,7 +230,7 @@ static void request_of(const struct controller *c, const struct container *ct,
 
 /* --- writes --- */
 
-static void note_write(struct controller *c, struct container *ct, const char *what, int r)
+void controller_note_write(struct controller *c, struct container *ct, const char *what, int r)
 {
 	c->n.cgroup_writes++;
 	if (r == 0 || r == -ENOENT)	/* vanished: it will be gone from the table soon */
@@ -237,8 +246,7 @@ static void note_write(struct controller *c, struct container *ct, const char *w
  * the exact m follows after the write (sync_placement_map), which is also
  * the order for a shrink. No map write when m is within the map already.
  */
-static void widen_placement_map(struct controller *c, struct container *ct,
-				const struct cpumask *m)
+void controller_widen_map(struct controller *c, struct container *ct, const struct cpumask *m)
 {
 	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending };
 	struct cpumask wide;
@@ -267,14 +275,14 @@ static void write_set(struct controller *c, struct container *ct, enum cgfs_cpus
 		return;
 	}
 	if (f == CGFS_CPUS)
-		widen_placement_map(c, ct, m);
+		controller_widen_map(c, ct, m);
 	/* cpuset.cpus changes on every resize: keep it open. */
 	r = -EMFILE;
 	if (f == CGFS_CPUS)
 		r = cgfs_write_cpuset_fd(c->cg, c->root, ct->path, f, m, &ct->cpus_fd);
 	if (r == -EMFILE || r == -ENFILE)	/* out of fds: the slow way */
 		r = cgfs_write_cpuset(c->cg, c->root, ct->path, f, m);
-	note_write(c, ct, f == CGFS_CPUS ? "cpuset.cpus" : "cpuset.mems", r);
+	controller_note_write(c, ct, f == CGFS_CPUS ? "cpuset.cpus" : "cpuset.mems", r);
 	if (r == 0) {
 		*applied = *m;
 		*known = true;
@@ -297,10 +305,22 @@ static void sync_placement_map(struct controller *c, struct container *ct)
 		ct->map_cpus = ct->d.cpus;
 }
 
+static bool pooled(const struct container *ct)
+{
+	return ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE;
+}
+
 /* Brings one container to its decision. Shared: the current pool, mems
- * untouched; an empty pool is never written (tasks could not run). */
+ * untouched; an empty pool is never written (tasks could not run).
+ * Planned (v2): cpuset.cpus is the plan's (apply_one), only mems here. */
 static void apply(struct controller *c, struct container *ct)
 {
+	if (controller_planned(c)) {
+		if (policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus))
+			return;
+		write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
+		return;
+	}
 	if (policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus)) {
 		if (!cpumask_empty(&ct->d.cpus))
 			write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
@@ -316,9 +336,14 @@ static void apply(struct controller *c, struct container *ct)
 	write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
 }
 
-static bool pooled(const struct container *ct)
+/* One container to its decision; planned, the whole tree (a new
+ * container can change what its pod or slice must hold). 0 or -ENOMEM. */
+static int apply_one(struct controller *c, struct container *ct)
 {
-	return ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE;
+	int r = controller_plan_apply(c);
+
+	apply(c, ct);
+	return r;
 }
 
 /* fn on every container that lives on a pool (shared or BE). */
@@ -350,11 +375,15 @@ static bool pools_equal(const struct pools *a, const struct pools *b)
 	return cpumask_equal(&a->shared, &b->shared) && cpumask_equal(&a->be, &b->be);
 }
 
-/* Every pooled container to its current pool. */
-static void resize_shared(struct controller *c)
+/* Every pooled container to its current pool: one plan on v2, every
+ * container otherwise. Returns 0 or -ENOMEM. */
+static int resize_shared(struct controller *c)
 {
-	for_each_shared(c, apply);
 	c->n.resizes++;
+	if (controller_planned(c))
+		return controller_plan_apply(c);
+	for_each_shared(c, apply);
+	return 0;
 }
 
 /* The placement map's view of shared containers after a resize; called
@@ -463,13 +492,15 @@ static int place(struct controller *c, struct container *ct, uint64_t event_ns)
 	get_pools(c, &after);
 	ct->exec_pending = true;
 	if (!pools_equal(&before, &after)) {
-		resize_shared(c);		/* shared leave the new CPUs first */
+		r = resize_shared(c);		/* shared leave the new CPUs first */
 		apply(c, ct);
 		record_convergence(c, event_ns);
 		sync_shared_maps(c);
 	} else {
-		apply(c, ct);
+		r = apply_one(c, ct);
 	}
+	if (r == -ENOMEM)
+		return r;
 	log_decision(ct);
 	if (ct->d.err)
 		handle_error(c, ct);
@@ -504,9 +535,12 @@ static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
 {
 	struct container *ct = strmap_del(c->by_path, ev->path);
 	struct pools before, after;
+	int r = 0;
 
-	if (!ct)
+	if (!ct) {
+		controller_plan_forget(c, ev->path);	/* a pod or QoS slice */
 		return 0;
+	}
 	if (c->bpf && ct->cgroup_id)
 		bpf_events_del_placement(c->bpf, ct->cgroup_id);
 	if (c->tel && ct->cgroup_id)	/* after the placement: BPF would re-create it */
@@ -516,13 +550,13 @@ static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
 	policy_release(c->policy, ct->info.container_id);
 	get_pools(c, &after);
 	if (!pools_equal(&before, &after)) {
-		resize_shared(c);
+		r = resize_shared(c);
 		record_convergence(c, ev->ts_ns);
 		sync_shared_maps(c);
 	}
 	container_free(ct);
 	c->dirty = true;
-	return 0;
+	return r == -ENOMEM ? r : 0;
 }
 
 /*
@@ -549,6 +583,21 @@ static int reclassify_from_cgroup(struct controller *c, struct container *ct, ui
 	return place(c, ct, event_ns);
 }
 
+/*
+ * On v2 a runtime may create its init directly in the container's cgroup
+ * (clone3 CLONE_INTO_CGROUP, runc >= 1.2): the first exec there is then
+ * "runc init" itself, before the runtime writes linux.resources.cpu.cpus;
+ * the container's own program is the second exec. So the check is armed
+ * once more. On v1 the init joins the cgroup after its exec.
+ */
+static void rearm_exec_check(struct controller *c, struct container *ct)
+{
+	if (!cgfs_mounts(c->cg)->cpuset_on_v2 || ct->exec_checks++ > 0)
+		return;
+	ct->exec_pending = true;
+	sync_placement_map(c, ct);
+}
+
 /* First exec in a placed container: the runtime may have written its own
  * cpuset after our mkdir-time write (runc copies the parent's set, or
  * applies linux.resources.cpu.cpus). Re-read and re-apply. */
@@ -573,7 +622,8 @@ static int on_exec(struct controller *c, const struct cpusetd_event *ev)
 	ct->mems_known = cgfs_read_cpuset(c->cg, ct->path, CGFS_MEMS, &ct->mems_applied) == 0;
 	cpus = ct->cpus_applied;
 	writes = c->n.cgroup_writes;
-	apply(c, ct);
+	if (apply_one(c, ct) == -ENOMEM)
+		return -ENOMEM;
 	if (c->n.cgroup_writes != writes) {
 		char have[CPULIST_MAX];
 
@@ -581,6 +631,7 @@ static int on_exec(struct controller *c, const struct cpusetd_event *ev)
 		log_notice("%s: runtime left cpus %s at first exec; re-applied", ct->name, have);
 		c->n.exec_reapplied++;
 	}
+	rearm_exec_check(c, ct);
 	return 0;
 }
 
@@ -629,6 +680,16 @@ static void apply_resize(struct controller *c, struct container *ct,
 		       cpumask_subset(&ct->d.cpus, &old->cpus);
 
 	get_pools(c, &after);
+	if (controller_planned(c)) {
+		/* The plan orders it: the pools narrow, then exclusive sets
+		 * land, then the pools widen (cgfs_plan.h). */
+		if (!pools_equal(before, &after))
+			c->n.resizes++;
+		apply_one(c, ct);
+		sync_shared_maps(c);
+		sync_placement_map(c, ct);
+		return;
+	}
 	if (shrinks)
 		apply(c, ct);
 	if (!pools_equal(before, &after))
@@ -688,12 +749,40 @@ static int check_resize(struct controller *c, struct container *ct)
 	return 1;
 }
 
+/*
+ * Planned (v2): a runtime that is quicker than us may run both of its
+ * execs before the exec check is armed, and write its own cpuset.cpus
+ * after our mkdir-time plan; nothing would tell us. So on the first
+ * OWN_CHECKS timer ticks of its life a container's own set is re-read
+ * (one small read) and, if someone changed it, planned again.
+ * Returns true when it was.
+ */
+#define OWN_CHECKS	3
+static bool recheck_own(struct controller *c, struct container *ct)
+{
+	struct cpumask now;
+
+	if (!controller_planned(c) || ct->own_checks >= OWN_CHECKS || ct->d.reject)
+		return false;
+	ct->own_checks++;
+	if (cgfs_read_cpuset(c->cg, ct->path, CGFS_CPUS, &now) < 0 ||
+	    (ct->cpus_known && cpumask_equal(&now, &ct->cpus_applied)) ||
+	    (!ct->cpus_known && cpumask_empty(&now)))
+		return false;
+	ct->cpus_applied = now;
+	ct->cpus_known = true;
+	log_notice("%s: someone else set its cpuset.cpus; re-applied", ct->name);
+	c->n.exec_reapplied++;
+	return true;
+}
+
 int controller_check_resizes(struct controller *c)
 {
 	size_t it = 0;
 	const char *k;
 	void *v;
 	int n = 0, r;
+	bool replan = false;
 
 	if (!c->root[0])
 		return 0;
@@ -702,7 +791,10 @@ int controller_check_resizes(struct controller *c)
 		if (r < 0)
 			return r;
 		n += r;
+		replan |= recheck_own(c, v);
 	}
+	if (replan && controller_plan_apply(c) == -ENOMEM)
+		return -ENOMEM;
 	return n;
 }
 
@@ -864,7 +956,9 @@ int controller_resync(struct controller *c)
 		free(s.list);
 		return r;
 	}
-	/* Shared first: they leave reserved CPUs before exclusive ones land. */
+	/* Shared first: they leave reserved CPUs before exclusive ones land.
+	 * Slices and pods are re-read: anyone may have written them. */
+	controller_plan_reset(c);
 	resize_shared(c);
 	for (size_t i = 0; i < s.n; i++) {
 		struct container *ct = s.list[i];

@@ -29,11 +29,14 @@ struct container {
 	struct pod_meta meta;
 	char name[320];			/* namespace/pod/container */
 	struct policy_decision d;	/* latest decision */
-	struct cpumask cpus_applied;	/* what we last wrote or read */
+	struct cpumask cpus_applied;	/* its own cpuset.cpus as we last wrote or read
+					 * it (v2 planned: often "", inherited) */
 	struct cpumask mems_applied;
 	bool cpus_known, mems_known;
 	int cpus_fd;			/* cpuset.cpus kept open for resizes; -1 */
 	bool exec_pending;		/* placement map armed, no exec seen yet */
+	unsigned exec_checks;		/* exec events handled (v2 re-arms once) */
+	unsigned own_checks;		/* v2: timer re-reads of its own set done */
 	struct cpumask map_cpus;	/* placement map's cpus as we last wrote them */
 	bool error_logged;
 	bool killed;
@@ -78,6 +81,7 @@ struct controller {
 	uint64_t conv_count;
 	bool dirty;			/* status.json needs a rewrite */
 	uint64_t tel_pruned_at;		/* n.resyncs when telemetry was last pruned */
+	struct controller_plan *plan;	/* v2 hierarchical writes; NULL: every container */
 };
 
 /*
@@ -109,8 +113,10 @@ int controller_handle(struct controller *c, const struct cpusetd_event *ev);
  * changed with policy_resize; a refused one keeps its CPUs, is logged once
  * per limit, and is tried again next time (it may fit once CPUs free up).
  * An unlimited reading is never a resize: it is a container whose runtime
- * has not written its limit yet. Returns the number of containers whose
- * placement changed, or -ENOMEM.
+ * has not written its limit yet. On v2 (planned writes) it also re-reads,
+ * on its first 3 ticks, each container's own cpuset.cpus, which a runtime
+ * may write after every exec we could see, and plans again if it changed.
+ * Returns the number of containers whose placement changed, or -ENOMEM.
  */
 int controller_check_resizes(struct controller *c);
 
