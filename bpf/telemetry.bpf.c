@@ -235,6 +235,13 @@ static __always_inline void record_wait(struct cpusetd_cpu_stats *cs,
 {
 	__u32 slot = hist_slot(wait);
 
+	/* Checked again at the access, behind a barrier so clang keeps it:
+	 * the 6.1 verifier loses the bound hist_slot()'s 32-bit clamp
+	 * proved ("unbounded memory access"); newer ones keep it. */
+	barrier_var(slot);
+	if (slot >= CPUSETD_HIST_SLOTS)
+		return;
+
 	cs->rq_wait_ns += wait;
 	cs->rq_wait_count++;
 	cs->rq_wait_hist[slot]++;

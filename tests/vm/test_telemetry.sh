@@ -51,16 +51,19 @@ owners_are() {
 # foreign_delta SINCE: "cpu seconds" of foreign_ns grown since the dump SINCE.
 foreign_delta() {
 	jq -r --slurpfile a <(echo "$1") --slurpfile b <(dump cpu_stats) -n '
-		[$a[0][] | select(.formatted.key < 16) | .formatted.value.foreign_ns] as $then |
+		[$a[0][] | select(.formatted.key < 16) | .formatted.value.foreign_ns] as $old |
 		$b[0][] | select(.formatted.key < 16) |
-		"\(.formatted.key) \((.formatted.value.foreign_ns - $then[.formatted.key]) / 1e9)"'
+		"\(.formatted.key) \((.formatted.value.foreign_ns - $old[.formatted.key]) / 1e9)"'
 }
 # foreign_on CPU SINCE: CPU got over 0.3 s of foreign time since SINCE.
 foreign_on() { foreign_delta "$2" | awk -v c="$1" '$1 == c && $2 > 0.3 { f = 1 } END { exit !f }'; }
 # foreign_only_on CPU SINCE: and every other CPU less than a tenth of it.
 foreign_only_on() {
 	foreign_delta "$2" | awk -v c="$1" '
-		{ d[$1] = $2 } END { for (k in d) if (k != c && d[k] > d[c] / 10) { print "# CPU " k ": " d[k] " s"; bad = 1 }; exit bad }'
+		{ d[$1] = $2 } END {
+			if (NR != 16) { print "# " NR " CPUs in cpu_stats"; exit 1 }
+			for (k in d) if (k != c && d[k] > d[c] / 10) { print "# CPU " k ": " d[k] " s"; bad = 1 }
+			exit bad }'
 }
 
 # busiest_is CPU SINCE: of the busy_ns deltas since the dump SINCE, CPU's is the largest.
@@ -68,8 +71,8 @@ busiest_is() {
 	local top
 	top=$(jq -r --slurpfile a <(echo "$2") --slurpfile b <(dump cpu_stats) -n '
 		[$b[0][] | select(.formatted.key < 16) | {k: .formatted.key, v: .formatted.value.busy_ns}] as $now |
-		[$a[0][] | select(.formatted.key < 16) | {k: .formatted.key, v: .formatted.value.busy_ns}] as $then |
-		[range(0; 16) as $i | {k: $i, d: ($now[$i].v - $then[$i].v)}] | max_by(.d) | .k')
+		[$a[0][] | select(.formatted.key < 16) | {k: .formatted.key, v: .formatted.value.busy_ns}] as $old |
+		[range(0; 16) as $i | {k: $i, d: ($now[$i].v - $old[$i].v)}] | max_by(.d) | .k')
 	[ "$top" = "$1" ] || { it_log "busiest CPU is $top"; return 1; }
 }
 
