@@ -156,7 +156,7 @@ daemon_start() {
 		--textfile "$IT_WORK/prom/cpusetd.prom" "$@" \
 		>>"$IT_WORK/daemon.log" 2>&1 &
 	IT_DAEMON=$!
-	wait_for 20 test -s "$IT_WORK/state/status.json"
+	wait_for "${IT_START_TIMEOUT:-20}" test -s "$IT_WORK/state/status.json"
 }
 
 daemon_stop() {

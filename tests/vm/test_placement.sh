@@ -54,13 +54,16 @@ pool_off() { disjoint "$(allowed "$1" app)" "$2"; }
 # its ancestors' (an empty intersection would fall back to the parent's).
 effective_is() { [ "$(cg_file "$1" "$2" cpuset.cpus.effective)" = "$3" ]; }
 
-# placement TAG PARTS...: the parts of the scenario on the current $ROOT.
+# placement TAG PARTS...: the parts of the scenario on the current $ROOT;
+# a part is NAME (part_NAME) or NAME:ARG (part_NAME ARG).
 placement() {
 	local T=$1 P=$1- part
 	shift
 	check "$T: daemon starts" daemon_start "$ROOT"
 	pod_start "${P}s1" burstable 500
-	for part in "$@"; do "part_$part"; done
+	for part in "$@"; do	# NAME or NAME:ARG
+		if [ "$part" = "${part%%:*}" ]; then "part_$part"; else "part_${part%%:*}" "${part#*:}"; fi
+	done
 	pod_stop "${P}s1"
 	check "$T: no cgroup write errors" test "$(write_errors)" = 0
 	daemon_stop
@@ -102,8 +105,9 @@ part_spread() {
 	check "$T: spread pod gone: pool whole" wait_for 10 allowed_is "${P}s1" app "$ONLINE"
 }
 
+# part_integer [be]: integer pods; with "be", the BE pool too.
 part_integer() {
-	local g1 g2 lsr
+	local g1 g2
 
 	# --- integer pods: whole cores in one node ---
 	pod_start "${P}g1" guaranteed 2000
@@ -118,8 +122,17 @@ part_integer() {
 		wait_for 10 allowed_n "${P}s1" app $((16 - 6))
 	check "$T: ... disjoint from them" disjoint "$(allowed "${P}s1" app)" "$(union "$g1" "$g2")"
 	check "$T: sandbox of an integer pod is shared" wait_for 10 allowed_n "${P}g1" POD 10
+	[ "$1" = be ] && part_be "$g1" "$g2"
+	app_stop "${P}g2"
+	pod_stop "${P}g1"
+	check "$T: all exclusive pods gone: pool whole" wait_for 10 allowed_is "${P}s1" app "$ONLINE"
+}
 
-	# --- the BE pool: off LSE (integer default) CPUs, on LSR CPUs ---
+# The BE pool, with the integer pods of part_integer ($1, $2) running:
+# off LSE (integer default) CPUs, on LSR CPUs.
+part_be() {
+	local g1=$1 g2=$2 lsr
+
 	IT_ANNOTATIONS=$(qos BE) app_start "${P}be" besteffort
 	check "$T: BE pod on the BE pool = online - LSE" wait_for 10 allowed_n "${P}be" app 10
 	check "$T: ... off the LSE CPUs" disjoint "$(allowed "${P}be" app)" "$(union "$g1" "$g2")"
@@ -130,9 +143,7 @@ part_integer() {
 	check "$T: BE containers keep them" subset "$lsr" "$(allowed "${P}be" app)"
 	check "$T: status: be_pool and shared_pool" bash -c \
 		"jq -e '.be_pool == \"$(allowed "${P}be" app)\" and .shared_pool == \"$(allowed "${P}s1" app)\"' $IT_WORK/state/status.json >/dev/null"
-	for p in lsr be g2; do app_stop "$P$p"; done
-	pod_stop "${P}g1"
-	check "$T: all exclusive pods gone: pool whole" wait_for 10 allowed_is "${P}s1" app "$ONLINE"
+	for p in lsr be; do app_stop "$P$p"; done
 }
 
 part_single_numa() {
@@ -161,9 +172,10 @@ part_single_numa() {
 }
 
 # The cgroupfs driver gets every part; the systemd driver the ones where
-# the path naming matters (QoS from the slice names, pods of each class).
+# the path naming matters (QoS from the slice names, pods of each class),
+# without the BE pool (the same policy under other names).
 # Each container start costs seconds under TCG: the lane's 10 minutes.
-placement cgroupfs annotated spread integer single_numa
+placement cgroupfs annotated spread integer:be single_numa
 vm_root kubepods.slice
 placement systemd annotated integer
 

@@ -4,6 +4,9 @@
 # assume it, so a test says what it checks, not where CPUs happen to be.
 
 SYS_CPU=/sys/devices/system/cpu
+# Under TCG the daemon loads and verifies its BPF programs on 16 emulated
+# CPUs: its first status.json can take far longer than on a real host.
+IT_START_TIMEOUT=90
 
 # vm_start NAME ROOT_LEAF: it_setup, then the kubepods root
 # ROOT=$IT_CG/ROOT_LEAF ("kubepods" = cgroupfs driver, "kubepods.slice" =
