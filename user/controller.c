@@ -826,9 +826,16 @@ static int scan_one(const char *path, void *arg)
 	ct = new_container(s->c, path, &info, 0);
 	if (!ct)
 		return -ENOMEM;
-	/* What the kernel holds now: the truth recovery starts from. */
+	/* What the kernel holds now: the own sets, which the plan and the
+	 * writes start from, and where the tasks run, which recovery starts
+	 * from. On v2 the two differ when the container inherits its set
+	 * from its pod (hierarchical writes): its own set is then "" or
+	 * every CPU, and taking that for its placement moved running
+	 * exclusive containers at a restart. Unreadable: empty, as if new. */
 	ct->cpus_known = cgfs_read_cpuset(s->c->cg, path, CGFS_CPUS, &ct->cpus_applied) == 0;
 	ct->mems_known = cgfs_read_cpuset(s->c->cg, path, CGFS_MEMS, &ct->mems_applied) == 0;
+	if (cgfs_read_running_cpus(s->c->cg, path, &ct->cpus_running) < 0)
+		cpumask_zero(&ct->cpus_running);
 	s->list[s->n++] = ct;
 	return 0;
 }
@@ -894,7 +901,7 @@ static int recover(struct controller *c, struct container **list, size_t n)
 							  list[i]->meta.container_name,
 							  list[i]->info.container_id);
 		reqs[i].running = true;	/* a CPU offline is hotplug, not refusal */
-		cur[i] = list[i]->cpus_applied;
+		cur[i] = list[i]->cpus_running;
 		order[i] = list[i]->cgroup_id;
 	}
 	policy_reset(c->policy);

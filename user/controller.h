@@ -33,6 +33,10 @@ struct container {
 					 * it (v2 planned: often "", inherited) */
 	struct cpumask mems_applied;
 	bool cpus_known, mems_known;
+	struct cpumask cpus_running;	/* resync: where its tasks ran at the scan
+					 * (cgfs_read_running_cpus); recovery keeps
+					 * an exclusive container there. Not its own
+					 * set: on v2 that is "" when it inherits */
 	int cpus_fd;			/* cpuset.cpus kept open for resizes; -1 */
 	bool exec_pending;		/* placement map armed, no exec seen yet */
 	unsigned exec_checks;		/* exec events handled (v2 re-arms once) */
