@@ -288,6 +288,13 @@ int cgfs_read_cpuset(struct cgfs *cg, const char *path, enum cgfs_cpuset_file f,
 	return cpulist_parse(buf, ret);
 }
 
+int cgfs_read_running_cpus(struct cgfs *cg, const char *path, struct cpumask *ret)
+{
+	if (!cg)
+		return -EINVAL;
+	return cgfs_read_cpuset(cg, path, cg->m.cpuset_on_v2 ? CGFS_EFFECTIVE_CPUS : CGFS_CPUS, ret);
+}
+
 /* One write(2) of m's cpulist through *fd, opening it first when it is
  * -1 (the caller owns and closes it). Returns 0, -ENOENT (vanished), -errno. */
 static int write_mask_fd(struct cgfs *cg, const char *path, const char *file,

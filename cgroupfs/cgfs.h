@@ -135,6 +135,18 @@ int cgfs_read_cpuset(struct cgfs *cg, const char *path, enum cgfs_cpuset_file f,
 		     struct cpumask *ret);
 
 /*
+ * The CPUs path's tasks may run on now, into *ret: on v1 its cpuset.cpus
+ * (a child is always within its parent there); on v2 its
+ * cpuset.cpus.effective, because its own cpuset.cpus says nothing about
+ * that when it inherits: "" or, once it had a set, every CPU above
+ * (cgfs_plan.h), and a set disjoint from its parent's falls back to the
+ * parent's. This is the set a restart must not move a container from.
+ * Returns 0, -ENOENT when the cgroup vanished, -EINVAL (NULL arguments,
+ * unparsable content), -ERANGE, other -errno.
+ */
+int cgfs_read_running_cpus(struct cgfs *cg, const char *path, struct cpumask *ret);
+
+/*
  * Writes m to path's cpuset.cpus or cpuset.mems (one write(2) of the
  * cpulist). On v1, when the kernel refuses because an ancestor does not
  * hold the set (EACCES from the kernel's subset check; EINVAL/ENOSPC are

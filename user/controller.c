@@ -176,6 +176,8 @@ static struct container *new_container(struct controller *c, const char *path,
 	if (!cgroup_id && cgfs_cgroup_id(c->cg, path, &ct->cgroup_id) < 0)
 		ct->cgroup_id = 0;
 	load_meta(c, ct);
+	/* Without a bundle nothing says: expects_runtime_write decides. */
+	ct->runtime_write_pending = !ct->meta.from_bundle || ct->meta.runtime_sets_cpus;
 	return ct;
 }
 
@@ -584,28 +586,60 @@ static int reclassify_from_cgroup(struct controller *c, struct container *ct, ui
 }
 
 /*
- * On v2 a runtime may create its init directly in the container's cgroup
- * (clone3 CLONE_INTO_CGROUP, runc >= 1.2): the first exec there is then
- * "runc init" itself, before the runtime writes linux.resources.cpu.cpus;
- * the container's own program is the second exec. So the check is armed
- * once more. On v1 the init joins the cgroup after its exec.
+ * The exec check and the runtime's own write of cpuset.cpus.
+ *
+ * A runtime writes linux.resources.cpu.cpus to the container's own set
+ * after the cgroup exists and before the container's program execs (runc:
+ * Set at procReady, then the exec once `start` opens the exec fifo);
+ * before that write it may already have exec'd in the cgroup (runc >= 1.2
+ * creates its init there with CLONE_INTO_CGROUP; runc 1.1 re-execs its
+ * memfd copy). On v2 with hierarchical writes that write pins the
+ * container to the runtime's set, away from the pool its pod inherits.
+ *
+ * So, while the bundle says such a write is coming and it has not been
+ * seen, each exec re-arms the check *before* reading the own set: a write
+ * that lands after the read is followed by another exec, which reports.
+ * Re-arming after the read (as before) left a window in which the write
+ * and the program's exec both passed unseen, which a timer re-read then
+ * papered over. Bounded: a runtime that never writes what its bundle said
+ * stops costing events after EXEC_CHECKS_MAX. Without a bundle nothing
+ * says whether a write comes; v2 re-arms once, for an init created in the
+ * cgroup; on v1 the init joins the cgroup after its exec.
+ * Known limit: linux.resources.cpu.mems is not tracked this way.
  */
-static void rearm_exec_check(struct controller *c, struct container *ct)
+#define EXEC_CHECKS_MAX	4
+
+static bool expects_runtime_write(const struct controller *c, const struct container *ct)
 {
-	if (!cgfs_mounts(c->cg)->cpuset_on_v2 || ct->exec_checks++ > 0)
-		return;
-	ct->exec_pending = true;
-	sync_placement_map(c, ct);
+	if (!ct->runtime_write_pending || ct->exec_checks >= EXEC_CHECKS_MAX)
+		return false;
+	return ct->meta.from_bundle || (cgfs_mounts(c->cg)->cpuset_on_v2 && ct->exec_checks < 2);
 }
 
-/* First exec in a placed container: the runtime may have written its own
- * cpuset after our mkdir-time write (runc copies the parent's set, or
- * applies linux.resources.cpu.cpus). Re-read and re-apply. */
+/* The runtime's write has landed: the own set just read is the bundle's
+ * cpus; without a usable value, anything but what we knew before (prev). */
+static bool runtime_write_seen(const struct container *ct, const struct cpumask *prev,
+			       bool prev_known)
+{
+	struct cpumask want;
+
+	if (!ct->cpus_known)
+		return false;
+	if (ct->meta.runtime_cpus[0] && cpulist_parse(ct->meta.runtime_cpus, &want) == 0)
+		return cpumask_equal(&ct->cpus_applied, &want);
+	return prev_known ? !cpumask_equal(&ct->cpus_applied, prev) : !cpumask_empty(&ct->cpus_applied);
+}
+
+/* An exec in a placed container (the check was armed): the runtime may
+ * have written its own cpuset after our mkdir-time write (runc copies the
+ * parent's set on v1, or applies linux.resources.cpu.cpus). Re-read and
+ * re-apply. */
 static int on_exec(struct controller *c, const struct cpusetd_event *ev)
 {
 	struct container *ct = controller_find_id(c, ev->cgroup_id);
-	struct cpumask cpus;
+	struct cpumask cpus, prev;
 	uint64_t writes;
+	bool prev_known;
 
 	if (!ct)
 		return 0;
@@ -616,10 +650,24 @@ static int on_exec(struct controller *c, const struct cpusetd_event *ev)
 		handle_error(c, ct);
 	if (ct->d.reject)
 		return 0;
+	ct->exec_checks++;
+	if (expects_runtime_write(c, ct)) {	/* before the read: see above */
+		ct->exec_pending = true;
+		sync_placement_map(c, ct);
+	}
 	/* What the kernel holds replaces what we believe we wrote; apply()
 	 * then writes exactly what differs, by the same rules as always. */
+	prev = ct->cpus_applied;
+	prev_known = ct->cpus_known;
 	ct->cpus_known = cgfs_read_cpuset(c->cg, ct->path, CGFS_CPUS, &ct->cpus_applied) == 0;
 	ct->mems_known = cgfs_read_cpuset(c->cg, ct->path, CGFS_MEMS, &ct->mems_applied) == 0;
+	if (ct->runtime_write_pending && runtime_write_seen(ct, &prev, prev_known)) {
+		ct->runtime_write_pending = false;
+		if (ct->exec_pending) {		/* nothing more to catch */
+			ct->exec_pending = false;
+			sync_placement_map(c, ct);
+		}
+	}
 	cpus = ct->cpus_applied;
 	writes = c->n.cgroup_writes;
 	if (apply_one(c, ct) == -ENOMEM)
@@ -628,10 +676,9 @@ static int on_exec(struct controller *c, const struct cpusetd_event *ev)
 		char have[CPULIST_MAX];
 
 		cpulist_format(&cpus, have, sizeof(have));
-		log_notice("%s: runtime left cpus %s at first exec; re-applied", ct->name, have);
+		log_notice("%s: runtime left cpus %s at exec; re-applied", ct->name, have);
 		c->n.exec_reapplied++;
 	}
-	rearm_exec_check(c, ct);
 	return 0;
 }
 
@@ -749,40 +796,12 @@ static int check_resize(struct controller *c, struct container *ct)
 	return 1;
 }
 
-/*
- * Planned (v2): a runtime that is quicker than us may run both of its
- * execs before the exec check is armed, and write its own cpuset.cpus
- * after our mkdir-time plan; nothing would tell us. So on the first
- * OWN_CHECKS timer ticks of its life a container's own set is re-read
- * (one small read) and, if someone changed it, planned again.
- * Returns true when it was.
- */
-#define OWN_CHECKS	3
-static bool recheck_own(struct controller *c, struct container *ct)
-{
-	struct cpumask now;
-
-	if (!controller_planned(c) || ct->own_checks >= OWN_CHECKS || ct->d.reject)
-		return false;
-	ct->own_checks++;
-	if (cgfs_read_cpuset(c->cg, ct->path, CGFS_CPUS, &now) < 0 ||
-	    (ct->cpus_known && cpumask_equal(&now, &ct->cpus_applied)) ||
-	    (!ct->cpus_known && cpumask_empty(&now)))
-		return false;
-	ct->cpus_applied = now;
-	ct->cpus_known = true;
-	log_notice("%s: someone else set its cpuset.cpus; re-applied", ct->name);
-	c->n.exec_reapplied++;
-	return true;
-}
-
 int controller_check_resizes(struct controller *c)
 {
 	size_t it = 0;
 	const char *k;
 	void *v;
 	int n = 0, r;
-	bool replan = false;
 
 	if (!c->root[0])
 		return 0;
@@ -791,10 +810,7 @@ int controller_check_resizes(struct controller *c)
 		if (r < 0)
 			return r;
 		n += r;
-		replan |= recheck_own(c, v);
 	}
-	if (replan && controller_plan_apply(c) == -ENOMEM)
-		return -ENOMEM;
 	return n;
 }
 
@@ -826,9 +842,20 @@ static int scan_one(const char *path, void *arg)
 	ct = new_container(s->c, path, &info, 0);
 	if (!ct)
 		return -ENOMEM;
-	/* What the kernel holds now: the truth recovery starts from. */
+	/* What the kernel holds now: the own sets, which the plan and the
+	 * writes start from, and where the tasks run, which recovery starts
+	 * from. On v2 the two differ when the container inherits its set
+	 * from its pod (hierarchical writes): its own set is then "" or
+	 * every CPU, and taking that for its placement moved running
+	 * exclusive containers at a restart. Unreadable: empty, as if new. */
 	ct->cpus_known = cgfs_read_cpuset(s->c->cg, path, CGFS_CPUS, &ct->cpus_applied) == 0;
 	ct->mems_known = cgfs_read_cpuset(s->c->cg, path, CGFS_MEMS, &ct->mems_applied) == 0;
+	if (cgfs_read_running_cpus(s->c->cg, path, &ct->cpus_running) < 0)
+		cpumask_zero(&ct->cpus_running);
+	/* The runtime's write already there: recovery plans over it. */
+	if (ct->runtime_write_pending && ct->meta.runtime_cpus[0] &&
+	    runtime_write_seen(ct, &ct->cpus_applied, ct->cpus_known))
+		ct->runtime_write_pending = false;
 	s->list[s->n++] = ct;
 	return 0;
 }
@@ -894,7 +921,7 @@ static int recover(struct controller *c, struct container **list, size_t n)
 							  list[i]->meta.container_name,
 							  list[i]->info.container_id);
 		reqs[i].running = true;	/* a CPU offline is hotplug, not refusal */
-		cur[i] = list[i]->cpus_applied;
+		cur[i] = list[i]->cpus_running;
 		order[i] = list[i]->cgroup_id;
 	}
 	policy_reset(c->policy);

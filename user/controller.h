@@ -33,10 +33,15 @@ struct container {
 					 * it (v2 planned: often "", inherited) */
 	struct cpumask mems_applied;
 	bool cpus_known, mems_known;
+	struct cpumask cpus_running;	/* resync: where its tasks ran at the scan
+					 * (cgfs_read_running_cpus); recovery keeps
+					 * an exclusive container there. Not its own
+					 * set: on v2 that is "" when it inherits */
 	int cpus_fd;			/* cpuset.cpus kept open for resizes; -1 */
 	bool exec_pending;		/* placement map armed, no exec seen yet */
-	unsigned exec_checks;		/* exec events handled (v2 re-arms once) */
-	unsigned own_checks;		/* v2: timer re-reads of its own set done */
+	unsigned exec_checks;		/* exec events handled */
+	bool runtime_write_pending;	/* its runtime may still write its own
+					 * cpuset.cpus (controller.c, on_exec) */
 	struct cpumask map_cpus;	/* placement map's cpus as we last wrote them */
 	bool error_logged;
 	bool killed;
@@ -113,9 +118,7 @@ int controller_handle(struct controller *c, const struct cpusetd_event *ev);
  * changed with policy_resize; a refused one keeps its CPUs, is logged once
  * per limit, and is tried again next time (it may fit once CPUs free up).
  * An unlimited reading is never a resize: it is a container whose runtime
- * has not written its limit yet. On v2 (planned writes) it also re-reads,
- * on its first 3 ticks, each container's own cpuset.cpus, which a runtime
- * may write after every exec we could see, and plans again if it changed.
+ * has not written its limit yet.
  * Returns the number of containers whose placement changed, or -ENOMEM.
  */
 int controller_check_resizes(struct controller *c);

@@ -304,6 +304,12 @@ static int parse_linux(struct json_object *root, struct pod_meta *m)
 	r = meta_member(res, "cpu", json_type_object, &cpu);
 	if (r <= 0)
 		return r;
+	/* Only a hint for the exec check (controller.c): an odd value must
+	 * not cost the rest of the bundle. */
+	r = meta_get_string(cpu, "cpus", m->runtime_cpus, sizeof(m->runtime_cpus));
+	if (r < 0)
+		m->runtime_cpus[0] = '\0';
+	m->runtime_sets_cpus = r < 0 || (r > 0 && m->runtime_cpus[0]);
 	if ((r = get_int64(cpu, "quota", &quota)) < 0 ||
 	    (r = get_uint64(cpu, "period", &m->period_us)) < 0 ||
 	    (r = get_uint64(cpu, "shares", &m->cpu_shares)) < 0)

@@ -74,6 +74,12 @@ struct pod_meta {
 	int64_t quota_us;		/* -1 when unlimited (missing or <= 0) */
 	uint64_t period_us;		/* 0 when absent */
 	uint64_t cpu_shares;		/* 0 when absent */
+	/* linux.resources.cpu.cpus: the runtime writes it to the container's
+	 * own cpuset.cpus after the cgroup exists, before the container's
+	 * program execs. runtime_cpus is "" when absent or unusable (too
+	 * long, not a string: runtime_sets_cpus is still true then). */
+	bool runtime_sets_cpus;
+	char runtime_cpus[1024];
 	char cgroups_path[384];		/* linux.cgroupsPath, may be "" */
 	char termination_log[PATH_MAX];	/* host file behind the mount, or "" */
 	struct pod_policy_ann pod;	/* Koordinator / cpusetd annotations */

@@ -499,6 +499,48 @@ static void test_v2_widen_tree(void **state)
 	cgfs_free(cg);
 }
 
+/*
+ * Where a container runs, as recovery must read it. On v2 with
+ * hierarchical writes an integer container inherits its set from its pod:
+ * its own cpuset.cpus is "" (or every CPU), the effective set is its
+ * CPUs. Reading the own set here made a restart move such a container
+ * (tests/vm/test_restart.sh, "g2 moved: 4-7 -> 8-11").
+ */
+static void test_running_cpus(void **state)
+{
+	struct cpumask got, want;
+	struct cgfs *cg;
+
+	(void)state;
+	mkdir_in("kubepods");
+	mkdir_in("kubepods/podG");
+	mkdir_in("kubepods/podG/c1");
+	mkdir_in("kubepods/podG/c2");
+	write_file(tmpdir, "kubepods/podG/cpuset.cpus", "4-7\n");
+	write_file(tmpdir, "kubepods/podG/c1/cpuset.cpus", "\n");	/* inherits */
+	write_file(tmpdir, "kubepods/podG/c1/cpuset.cpus.effective", "4-7\n");
+	write_file(tmpdir, "kubepods/podG/c2/cpuset.cpus", "0-15\n");	/* inherits, ENOSPC kind */
+	write_file(tmpdir, "kubepods/podG/c2/cpuset.cpus.effective", "4-7\n");
+	write_file(tmpdir, "kubepods/podG/c2/cpuset.effective_cpus", "8-9\n");
+
+	cg = open_tree(CGFS_MODE_V2);
+	assert_int_equal(cpulist_parse("4-7", &want), 0);
+	assert_int_equal(cgfs_read_running_cpus(cg, "/kubepods/podG/c1", &got), 0);
+	assert_true(cpumask_equal(&got, &want));
+	assert_int_equal(cgfs_read_running_cpus(cg, "/kubepods/podG/c2", &got), 0);
+	assert_true(cpumask_equal(&got, &want));
+	assert_int_equal(cgfs_read_running_cpus(cg, "/kubepods/podG/gone", &got), -ENOENT);
+	assert_int_equal(cgfs_read_running_cpus(NULL, "/kubepods/podG/c1", &got), -EINVAL);
+	cgfs_free(cg);
+
+	/* v1: a child is within its parent, its own set is where it runs */
+	cg = open_tree(CGFS_MODE_V1);
+	assert_int_equal(cpulist_parse("0-15", &want), 0);
+	assert_int_equal(cgfs_read_running_cpus(cg, "/kubepods/podG/c2", &got), 0);
+	assert_true(cpumask_equal(&got, &want));
+	cgfs_free(cg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -511,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_detect_missing_files),
 		cmocka_unit_test_setup_teardown(test_walk_and_files, setup_tmpdir, teardown_tmpdir),
 		cmocka_unit_test_setup_teardown(test_v2_widen_tree, setup_tmpdir, teardown_tmpdir),
+		cmocka_unit_test_setup_teardown(test_running_cpus, setup_tmpdir, teardown_tmpdir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -526,6 +526,31 @@ static void test_name(void **state)
 	}
 }
 
+/* linux.resources.cpu.cpus: whether the runtime writes its own set, and
+ * which; an odd value is only a hint and never costs the bundle. */
+static void test_runtime_cpus(void **state)
+{
+	static const struct {
+		const char *name, *json, *cpus;
+		bool sets;
+	} cases[] = {
+		{ "absent", "{\"linux\":{\"resources\":{\"cpu\":{\"shares\":2}}}}", "", false },
+		{ "empty", "{\"linux\":{\"resources\":{\"cpu\":{\"cpus\":\"\"}}}}", "", false },
+		{ "a list", "{\"linux\":{\"resources\":{\"cpu\":{\"cpus\":\"3,8-9\"}}}}", "3,8-9", true },
+		{ "a number", "{\"linux\":{\"resources\":{\"cpu\":{\"cpus\":3,\"quota\":5}}}}", "", true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct pod_meta m;
+
+		print_message("case: %s\n", cases[i].name);
+		assert_int_equal(meta_parse_text(cases[i].json, &m), 0);
+		assert_string_equal(m.runtime_cpus, cases[i].cpus);
+		assert_int_equal(m.runtime_sets_cpus, cases[i].sets);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -538,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_load_bad_ids),
 		cmocka_unit_test(test_name),
 		cmocka_unit_test(test_pod_policy),
+		cmocka_unit_test(test_runtime_cpus),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
