@@ -6,7 +6,7 @@
 # Prints one TAP line per guest check ("ok - vm/test_x: ...") and ends with
 # "N passed, M failed", like tests/run-all.sh. Exits non-zero on any
 # failure, a guest test that exits non-zero, a guest that never reports
-# back, or the watchdog (VM_TIMEOUT seconds, default 570) killing qemu.
+# back, or the watchdog (VM_TIMEOUT seconds, default 1500) killing qemu.
 #
 # Steps (each cached under BUILD_DIR/vm/):
 #   1. kernel: `apt-get download` of the linux-image-*-amd64 package that
@@ -25,7 +25,7 @@ shift || true
 tests="${*:-${VM_TESTS:-}}"
 cd "$(dirname "$0")/../.." || exit 1
 vm=$out/vm
-timeout_s=${VM_TIMEOUT:-570}
+timeout_s=${VM_TIMEOUT:-1500}
 mkdir -p "$vm"
 
 die() { echo "not ok - vm: $*"; echo "0 passed, 1 failed"; exit 1; }
