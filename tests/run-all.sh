@@ -34,45 +34,43 @@ run_unit() {
 	done
 }
 
+# tally LOG RC NAME: adds LOG's ok / not ok lines to the totals; a non-zero
+# RC with no "not ok" line counts as one failure (it died before saying).
+tally() {
+	local p f
+	p=$(grep -c '^ok - ' "$1")
+	f=$(grep -c '^not ok - ' "$1")
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ "$2" -ne 0 ] && [ "$f" = 0 ]; then
+		echo "not ok - $3 exited $2"
+		failed=$((failed + 1))
+	fi
+	[ "$2" -ne 0 ] && failed_names+=("$3")
+	rm -f "$1"
+}
+
 run_integration() {
-	local t log p f rc
+	local t log rc
 	for t in tests/integration/test_*.sh; do
 		[ -f "$t" ] || continue
 		echo "== $t"
 		log=$(mktemp)
 		timeout 600 bash "$t" "$out" 2>&1 | tee "$log"
 		rc=${PIPESTATUS[0]}
-		p=$(grep -c '^ok - ' "$log")
-		f=$(grep -c '^not ok - ' "$log")
-		passed=$((passed + p))
-		failed=$((failed + f))
-		if [ "$rc" -ne 0 ] && [ "$f" = 0 ]; then
-			echo "not ok - $t exited $rc"
-			failed=$((failed + 1))
-		fi
-		[ "$rc" -ne 0 ] && failed_names+=("$t")
-		rm -f "$log"
+		tally "$log" "$rc" "$t"
 	done
 }
 
 # The lane's own closing "N passed, M failed" line is folded into ours.
 run_vm() {
-	local log rc p f
+	local log rc
 	echo "== tests/vm"
 	log=$(mktemp)
 	# shellcheck disable=SC2086
 	tests/vm/run.sh "$out" ${VM_TESTS:-} 2>&1 | grep -v '^[0-9]* passed, [0-9]* failed$' | tee "$log"
 	rc=${PIPESTATUS[0]}
-	p=$(grep -c '^ok - ' "$log")
-	f=$(grep -c '^not ok - ' "$log")
-	passed=$((passed + p))
-	failed=$((failed + f))
-	if [ "$rc" -ne 0 ] && [ "$f" = 0 ]; then
-		echo "not ok - tests/vm/run.sh exited $rc"
-		failed=$((failed + 1))
-	fi
-	[ "$rc" -ne 0 ] && failed_names+=(tests/vm)
-	rm -f "$log"
+	tally "$log" "$rc" tests/vm/run.sh
 }
 
 case $what in
