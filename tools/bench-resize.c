@@ -164,12 +164,14 @@ static pid_t spawn_in(const char *rel)
 
 static void start_daemon(struct bench *b)
 {
-	char exe[256], tmpl[256], state[256], conf[256];
+	char exe[256], tmpl[256], state[256], conf[256], prom[256];
 
 	snprintf(exe, sizeof(exe), "%s/cpusetd", b->build);
 	snprintf(tmpl, sizeof(tmpl), "%s/bundles/{id}/config.json", b->work);
 	snprintf(state, sizeof(state), "%s/state", b->work);
 	snprintf(conf, sizeof(conf), "%s/empty.conf", b->work);
+	/* The export goes to our work dir, not the node's textfile directory. */
+	snprintf(prom, sizeof(prom), "%s/cpusetd.prom", b->work);
 	put(conf, "\n");
 	b->daemon = fork();
 	if (b->daemon < 0)
@@ -179,7 +181,8 @@ static void start_daemon(struct bench *b)
 
 		dup2(fd, 2);
 		execl(exe, exe, "--config", conf, "--kubepods-root", b->root, "--bundle-path", tmpl,
-		      "--state-dir", state, "--pin-dir", b->pin, "--log-level", "warning",
+		      "--state-dir", state, "--pin-dir", b->pin, "--textfile", prom,
+		      "--log-level", "warning",
 		      "--v2-writes", b->strategy, (char *)NULL);
 		_exit(127);
 	}

@@ -16,12 +16,13 @@ cd "$(dirname "$0")/.." || exit 1
 [ -x "$out/cpusetd" ] || { echo "bench-telemetry: $out/cpusetd not built" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/cpusetd-bench-tel.XXXXXX)
+pin=/sys/fs/bpf/cpusetd-bench-tel-$$	# not the node's pin dir
 stats_old=$(cat /proc/sys/kernel/bpf_stats_enabled)
 daemon=
 cleanup() {
 	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
 	sysctl -q kernel.bpf_stats_enabled="$stats_old"
-	rm -rf "$work"
+	rm -rf "$work" "$pin"
 }
 trap cleanup EXIT
 : >"$work/empty.conf"
@@ -36,7 +37,8 @@ fi
 
 daemon_on() {
 	"$out/cpusetd" --config "$work/empty.conf" --kubepods-root /cpusetd-bench-none \
-		--state-dir "$work/state" --log-level info >"$work/daemon.log" 2>&1 &
+		--state-dir "$work/state" --pin-dir "$pin" --textfile "$work/cpusetd.prom" \
+		--log-level info >"$work/daemon.log" 2>&1 &
 	daemon=$!
 	for _ in $(seq 250); do
 		grep -q "telemetry attached" "$work/daemon.log" && return 0
