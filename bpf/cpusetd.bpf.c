@@ -37,12 +37,7 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u64);			/* cgroup id */
-	__type(value, struct cpusetd_placement);
-} placement SEC(".maps");
+#include "placement.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

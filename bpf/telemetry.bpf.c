@@ -108,12 +108,7 @@ struct {
 
 /* The detection object's map: the loader hands its fd over
  * (bpf_map__reuse_fd), so both read the same entries. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u64);			/* cgroup id */
-	__type(value, struct cpusetd_placement);
-} placement SEC(".maps");
+#include "placement.bpf.h"
 
 /* --- internal state, never pinned (stale timestamps would be charged) --- */
 

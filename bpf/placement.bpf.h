@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The placement map (cgroup id -> struct cpusetd_placement), declared once
+ * for both BPF objects: the detection object owns it, the telemetry
+ * object is handed its fd (bpf_map__reuse_fd), which works only while the
+ * two declarations agree in type and sizes.
+ *
+ * BPF side only: include after vmlinux.h and maps/cpusetd.h.
+ */
+#ifndef CPUSETD_PLACEMENT_BPF_H
+#define CPUSETD_PLACEMENT_BPF_H
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);			/* cgroup id */
+	__type(value, struct cpusetd_placement);
+} placement SEC(".maps");
+
+#endif /* CPUSETD_PLACEMENT_BPF_H */
