@@ -17,6 +17,7 @@
  * Returns 0 or -ENOMEM.
  */
 int controller_plan_init(struct controller *c);
+/* Frees c->plan and sets it NULL. Accepts a NULL plan. Cannot fail. */
 void controller_plan_free(struct controller *c);
 
 /* True when cpuset.cpus goes through the planner (c->plan set). */
@@ -44,7 +45,13 @@ void controller_plan_forget(struct controller *c, const char *path);
 void controller_plan_reset(struct controller *c);
 
 /* Provided by controller.c for the plan's writes. */
+/* Counts one cgroup write of file `what` for ct with result r (0 or
+ * -errno; -ENOENT = vanished, not an error) and logs any other failure. */
 void controller_note_write(struct controller *c, struct container *ct, const char *what, int r);
+/* Before ct's cpuset may grow to the CPU ids in m: its BPF placement
+ * entry becomes old ∪ m, so a task on a new CPU is never counted as a
+ * violation. No-op without BPF. Cannot fail: a map error leaves the entry
+ * as it was (the exact set follows after the write anyway). */
 void controller_widen_map(struct controller *c, struct container *ct, const struct cpumask *m);
 
 #endif
