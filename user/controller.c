@@ -952,6 +952,8 @@ static int install_table(struct controller *c, struct container **list, size_t n
 			list[i]->error_logged = old->error_logged && old->d.err == list[i]->d.err;
 			list[i]->killed = old->killed;
 			list[i]->rebuild_skipped = old->rebuild_skipped;
+			/* A refused resize is not news after a resync either. */
+			list[i]->resize_refused_quota = old->resize_refused_quota;
 		}
 		if (strmap_put(m, list[i]->path, list[i]) < 0) {
 			strmap_free(m);
