@@ -965,6 +965,23 @@ static int install_table(struct controller *c, struct container **list, size_t n
 	return 0;
 }
 
+/* The old table still describes the placements in force: keep it, say
+ * so once per cause, and let the main loop retry. */
+static void resync_failed(struct controller *c, int r)
+{
+	c->n.resync_failures++;
+	if (c->resync_failed != r)
+		log_error("resync under %s failed: %s; placements stay as they are, retrying",
+			  c->root, strerror(-r));
+	c->resync_failed = r;
+	c->dirty = true;
+}
+
+int controller_retry_resync(struct controller *c)
+{
+	return c->resync_failed ? controller_resync(c) : 0;
+}
+
 int controller_resync(struct controller *c)
 {
 	struct scan s = { .c = c };
@@ -983,8 +1000,10 @@ int controller_resync(struct controller *c)
 		for (size_t i = 0; i < s.n; i++)
 			container_free(s.list[i]);
 		free(s.list);
+		resync_failed(c, r);
 		return r;
 	}
+	c->resync_failed = 0;
 	/* Shared first: they leave reserved CPUs before exclusive ones land.
 	 * Slices and pods are re-read: anyone may have written them. */
 	controller_plan_reset(c);

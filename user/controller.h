@@ -61,6 +61,7 @@ extern const uint64_t controller_conv_le_ns[CONTROLLER_CONV_BUCKETS];
 
 struct controller_counters {
 	uint64_t events, events_lost, resyncs;
+	uint64_t resync_failures;	/* resyncs that could not read the tree */
 	uint64_t cgroup_writes, cgroup_write_errors;
 	uint64_t exec_reapplied, rejected, resizes;
 	uint64_t inplace_resizes, inplace_resizes_refused;
@@ -86,6 +87,7 @@ struct controller {
 	uint64_t conv_count;
 	bool dirty;			/* status.json needs a rewrite */
 	uint64_t tel_pruned_at;		/* n.resyncs when telemetry was last pruned */
+	int resync_failed;		/* -errno of the last resync, 0 = it worked */
 	struct controller_plan *plan;	/* v2 hierarchical writes; NULL: every container */
 };
 
@@ -102,9 +104,18 @@ void controller_fini(struct controller *c);
  * Rebuilds every placement from the live cgroups and bundles (start-up,
  * lost events): running exclusive containers whose cpuset is still valid
  * keep it, everything else is (re)placed, every shared container gets the
- * pool. Returns 0, -ENOENT when the root does not exist, -ENOMEM.
+ * pool. Returns 0, -ENOENT when the root does not exist, -ENOMEM, or
+ * the -errno of reading the tree. On failure the table and placements
+ * stay as they were, c->resync_failed holds the error (logged once per
+ * errno) until a resync works: the caller retries (controller_retry_resync).
  */
 int controller_resync(struct controller *c);
+
+/*
+ * Retries a failed resync (c->resync_failed != 0); does nothing after a
+ * good one. Returns what controller_resync returns, 0 when nothing to do.
+ */
+int controller_retry_resync(struct controller *c);
 
 /* Handles one BPF event. Returns 0; -ENOMEM is the only fatal error. */
 int controller_handle(struct controller *c, const struct cpusetd_event *ev);

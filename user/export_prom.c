@@ -204,6 +204,9 @@ static void render_daemon(FILE *f, const struct export_view *v)
 	       "Cgroup events lost in a full BPF ring buffer (each forces a resync).", n->events_lost);
 	scalar(f, "cpusetd_resyncs_total", "counter",
 	       "Full rebuilds from the live cgroups.", n->resyncs);
+	scalar(f, "cpusetd_resync_failures_total", "counter",
+	       "Resyncs that could not read the cgroup tree (retried every second).",
+	       n->resync_failures);
 	scalar(f, "cpusetd_pool_resizes_total", "counter",
 	       "Times every pooled container was brought to new pools.", n->resizes);
 	scalar(f, "cpusetd_cgroup_writes_total", "counter",
@@ -216,6 +219,19 @@ static void render_daemon(FILE *f, const struct export_view *v)
 	       n->exec_reapplied);
 	scalar(f, "cpusetd_rejected_containers_total", "counter",
 	       "Containers killed for an admission error (on_error=reject).", n->rejected);
+	scalar(f, "cpusetd_inplace_resizes_total", "counter",
+	       "In-place CPU limit changes of Guaranteed containers applied.", n->inplace_resizes);
+	scalar(f, "cpusetd_inplace_resizes_refused_total", "counter",
+	       "In-place CPU limit changes that could not be placed (retried).",
+	       n->inplace_resizes_refused);
+	scalar(f, "cpusetd_hotplug_changes_total", "counter",
+	       "Changes of the online CPU set applied.", n->hotplug_changes);
+	scalar(f, "cpusetd_hotplug_replacements_total", "counter",
+	       "CPUs given to integer containers in place of CPUs that went offline.",
+	       n->hotplug_replacements);
+	scalar(f, "cpusetd_hotplug_shortfalls_total", "counter",
+	       "Integer containers left with fewer CPUs than asked after a CPU went offline.",
+	       n->hotplug_shortfalls);
 	scalar(f, "cpusetd_telemetry_available", "gauge",
 	       "1 when the BPF telemetry maps were read for this file.", v->telemetry != NULL);
 	family(f, "cpusetd_resize_convergence_seconds", "histogram",

@@ -48,9 +48,11 @@ struct export_container {
 
 /* Daemon-wide counters, monotonic since the daemon started. */
 struct export_counters {
-	uint64_t events, events_lost, resyncs, resizes;
+	uint64_t events, events_lost, resyncs, resync_failures, resizes;
 	uint64_t cgroup_writes, cgroup_write_errors;
 	uint64_t exec_reapplied, rejected;
+	uint64_t inplace_resizes, inplace_resizes_refused;
+	uint64_t hotplug_changes, hotplug_replacements, hotplug_shortfalls;
 };
 
 struct export_view {

@@ -42,7 +42,10 @@ struct daemon {
 	int epfd, sigfd;
 	int resize_tfd;			/* timerfd for in-place resize checks; -1 */
 	int uevent_fd;			/* CPU hotplug uevents (hotplug.h); -1 */
+	uint64_t resync_tried_us;	/* last retry of a failed resync, CLOCK_MONOTONIC */
 };
+
+#define RESYNC_RETRY_MS	1000
 
 static uint64_t mono_us(void)
 {
@@ -336,6 +339,18 @@ static void check_lost(struct daemon *d)
 		controller_resync(&d->ctl);
 }
 
+/* A failed resync (the tree unreadable for a moment) is retried every
+ * RESYNC_RETRY_MS, not at every event: each try walks the whole tree. */
+static int retry_resync(struct daemon *d)
+{
+	uint64_t now = mono_us();
+
+	if (!d->ctl.resync_failed || now - d->resync_tried_us < RESYNC_RETRY_MS * 1000ULL)
+		return 0;
+	d->resync_tried_us = now;
+	return controller_retry_resync(&d->ctl);
+}
+
 static void write_status(struct daemon *d)
 {
 	int r;
@@ -359,6 +374,9 @@ static int loop(struct daemon *d)
 	for (;;) {
 		struct epoll_event evs[4];
 		int timeout = export_textfile_timeout_ms(d->prom, wd ? (int)(wd_usec / 4000) : 5000);
+
+		if (d->ctl.resync_failed && (timeout < 0 || timeout > RESYNC_RETRY_MS))
+			timeout = RESYNC_RETRY_MS;
 		int n = epoll_wait(d->epfd, evs, 4, timeout > 0 ? timeout : 1), r;
 
 		if (n < 0 && errno != EINTR)
@@ -374,6 +392,8 @@ static int loop(struct daemon *d)
 				return -ENOMEM;
 		}
 		check_lost(d);
+		if (retry_resync(d) == -ENOMEM)
+			return -ENOMEM;
 		write_status(d);
 		if (wd && mono_us() - wd_last >= wd_usec / 2) {
 			sd_notify(0, "WATCHDOG=1");

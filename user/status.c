@@ -116,6 +116,7 @@ static json_object *counters_obj(const struct controller_counters *n)
 	add(o, "events", json_object_new_uint64(n->events));
 	add(o, "events_lost", json_object_new_uint64(n->events_lost));
 	add(o, "resyncs", json_object_new_uint64(n->resyncs));
+	add(o, "resync_failures", json_object_new_uint64(n->resync_failures));
 	add(o, "cgroup_writes", json_object_new_uint64(n->cgroup_writes));
 	add(o, "cgroup_write_errors", json_object_new_uint64(n->cgroup_write_errors));
 	add(o, "exec_reapplied", json_object_new_uint64(n->exec_reapplied));

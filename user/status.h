@@ -51,7 +51,7 @@
  *                  (user/status_detail.h)}, ...],
  *   "errors": [ {"container_id", "namespace", "pod", "container",
  *                "reason", "message", "action"}, ...],
- *   "counters": {"events": N, "events_lost": N, "resyncs": N,
+ *   "counters": {"events": N, "events_lost": N, "resyncs": N, "resync_failures": N,
  *                "cgroup_writes": N, "cgroup_write_errors": N,
  *                "exec_reapplied": N, "rejected": N, "resizes": N,
  *                "inplace_resizes": N, "inplace_resizes_refused": N,

@@ -49,7 +49,9 @@ static int setup(void **state)
 		.reserved = tl_mask("1"), .containers = cts, .n_containers = 2,
 		.error_reasons = reasons, .error_counts = reason_counts,
 		.n_error_reasons = ARRAY_SIZE(reasons),
-		.n = { .events = 41, .cgroup_writes = 9, .cgroup_write_errors = 1 },
+		.n = { .events = 41, .cgroup_writes = 9, .cgroup_write_errors = 1,
+		       .resync_failures = 2, .inplace_resizes = 5, .inplace_resizes_refused = 6,
+		       .hotplug_changes = 3, .hotplug_replacements = 7, .hotplug_shortfalls = 8 },
 		.convergence = { .n = 3, .le_ns = conv_le, .bucket = conv_bucket,
 				 .sum_ns = 1500000000ULL },
 		.last_sync_s = 1700000000.25,
@@ -250,6 +252,12 @@ static void test_placement_pools_errors(void **state)
 			 "container=\"POD\",container_id=\"9f2c\",reason=\"insufficient_cpus\","
 			 "action=\"shared\"} 1");
 	assert_has(text, "cpusetd_events_total 41");
+	assert_has(text, "cpusetd_resync_failures_total 2");
+	assert_has(text, "cpusetd_inplace_resizes_total 5");
+	assert_has(text, "cpusetd_inplace_resizes_refused_total 6");
+	assert_has(text, "cpusetd_hotplug_changes_total 3");
+	assert_has(text, "cpusetd_hotplug_replacements_total 7");
+	assert_has(text, "cpusetd_hotplug_shortfalls_total 8");
 	assert_has(text, "cpusetd_last_sync_timestamp_seconds 1700000000.250");
 	assert_has(text, "# TYPE cpusetd_cgroup_writes_total counter");
 	free(text);
