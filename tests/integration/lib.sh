@@ -215,39 +215,44 @@ container_start() {
 	: >"$term"
 	[ "$milli" -gt 0 ] && quota=$((milli * 100))
 	cg=$(cg_path "$qos" "$uid" "$id") || return 1
-	jq -n --arg id "$id" --arg sid "$sid" --arg pod "$pod" --arg name "$name" \
-		--arg uid "$uid" --arg type "$type" --arg annot "$annot" \
-		--arg cg "$cg" --arg rootfs "$IT_WORK/rootfs" \
-		--arg term "$term" --argjson quota "$quota" --arg cpus "$spec_cpus" \
-		--argjson extra "${IT_ANNOTATIONS:-"{}"}" '
+	# Written by printf, not jq: under TCG (the VM lane) a jq start costs
+	# half a second per container. Every value here is ours: hex IDs,
+	# names, paths and cpulists, nothing that needs JSON escaping.
+	local annots="" cpu extra=${IT_ANNOTATIONS:-"{}"}
+	[ "$type" = container ] && annots+=", \"io.kubernetes.cri.container-name\": \"$name\""
+	[ -n "$annot" ] && annots+=", \"weka.io/cores-ids\": \"$annot\""
+	extra=${extra#\{}; extra=${extra%\}}
+	[ -n "$extra" ] && annots+=", $extra"
+	cpu='"shares": 2, "period": 100000'
+	[ "$quota" -gt 0 ] && cpu='"shares": '$((quota * 1024 / 100000))', "period": 100000, "quota": '$quota
+	[ -n "$spec_cpus" ] && cpu+=", \"cpus\": \"$spec_cpus\""
+	cat >"$b/config.json" <<-EOF
 	{
-	  ociVersion: "1.0.2",
-	  process: { terminal: false, user: {uid: 0, gid: 0}, cwd: "/",
-	             args: ["sleep", "3600"], env: ["PATH=/bin"] },
-	  root: { path: $rootfs, readonly: true },
-	  hostname: $name,
-	  mounts: [
-	    {destination: "/proc", type: "proc", source: "proc"},
-	    {destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid","mode=755"]},
-	    {destination: "/dev/termination-log", type: "bind", source: $term,
-	     options: ["rbind","rprivate","rw"]}
+	  "ociVersion": "1.0.2",
+	  "process": {"terminal": false, "user": {"uid": 0, "gid": 0}, "cwd": "/",
+	              "args": ["sleep", "3600"], "env": ["PATH=/bin"]},
+	  "root": {"path": "$IT_WORK/rootfs", "readonly": true},
+	  "hostname": "$name",
+	  "mounts": [
+	    {"destination": "/proc", "type": "proc", "source": "proc"},
+	    {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "mode=755"]},
+	    {"destination": "/dev/termination-log", "type": "bind", "source": "$term",
+	     "options": ["rbind", "rprivate", "rw"]}
 	  ],
-	  annotations: ({
-	    "io.kubernetes.cri.container-type": $type,
-	    "io.kubernetes.cri.sandbox-id": $sid,
-	    "io.kubernetes.cri.sandbox-name": $pod,
+	  "annotations": {
+	    "io.kubernetes.cri.container-type": "$type",
+	    "io.kubernetes.cri.sandbox-id": "$sid",
+	    "io.kubernetes.cri.sandbox-name": "$pod",
 	    "io.kubernetes.cri.sandbox-namespace": "demo",
-	    "io.kubernetes.cri.sandbox-uid": $uid
-	  } + (if $type == "container" then {"io.kubernetes.cri.container-name": $name} else {} end)
-	    + (if $annot != "" then {"weka.io/cores-ids": $annot} else {} end) + $extra),
-	  linux: {
-	    cgroupsPath: $cg,
-	    resources: ({ cpu: ({ shares: 2,
-	      period: 100000 } + (if $quota > 0 then {quota: $quota, shares: ($quota * 1024 / 100000)} else {} end)
-	      + (if $cpus != "" then {cpus: $cpus} else {} end)) }),
-	    namespaces: [{type: "pid"}, {type: "ipc"}, {type: "uts"}, {type: "mount"}]
+	    "io.kubernetes.cri.sandbox-uid": "$uid"$annots
+	  },
+	  "linux": {
+	    "cgroupsPath": "$cg",
+	    "resources": {"cpu": {$cpu}},
+	    "namespaces": [{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}]
 	  }
-	}' >"$b/config.json"
+	}
+	EOF
 	$IT_RUNC run -d --bundle "$b" "$id" >"$IT_WORK/runc-$id.log" 2>&1
 }
 

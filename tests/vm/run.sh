@@ -153,13 +153,34 @@ boot() {
 	# CPUID 0x8000001e) TCG lacks, so the guest would see no thread
 	# siblings; as GenuineIntel the guest reads CPUID 0xb, which TCG fills
 	# from -smp.
+	# loglevel=5 and softlockup_all_cpu_backtrace: a lockup's backtraces
+	# (printed at the default level) of every CPU reach the console log.
+	rm -f "$vm/lockup"
+	watch_lockup "$log" &
+	local watcher=$!
 	timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg,thread=${VM_TCG_THREAD:-multi} \
 		-machine q35 -cpu max,vendor=GenuineIntel -m 2048 \
 		-smp 16,sockets=2,cores=4,threads=2 "${QEMU_NUMA[@]}" \
 		-kernel "$vm/vmlinuz" -initrd "$vm/initramfs.cpio" \
-		-append "console=ttyS0 panic=-1 loglevel=4 no_timer_check cgroup_no_v1=all cpusetd.ci=$ci cpusetd.tests=${tests// /,}" \
+		-append "console=ttyS0 panic=-1 loglevel=${VM_LOGLEVEL:-5} ${VM_KERNEL_ARGS:-softlockup_all_cpu_backtrace=1} no_timer_check cgroup_no_v1=all cpusetd.ci=$ci cpusetd.tests=${tests// /,}" \
 		-display none -monitor none -serial stdio -no-reboot -nodefaults \
 		</dev/null >"$log" 2>&1
+	local rc=$?
+	kill "$watcher" 2>/dev/null
+	wait "$watcher" 2>/dev/null
+	return $rc
+}
+
+# watch_lockup LOG: a guest whose kernel reports a CPU stuck for a minute
+# or more never recovers (the per-test timeout needs that kernel too):
+# stops qemu then instead of at the watchdog, minutes later.
+watch_lockup() {
+	while sleep 5; do
+		grep -Eq 'soft lockup - CPU#[0-9]+ stuck for ([6-9][0-9]|[0-9]{3,})s' "$1" 2>/dev/null || continue
+		grep -Em1 'soft lockup - CPU#' "$1" >"$vm/lockup"
+		pkill -f "qemu-system-x86_64 .*-initrd $vm/initramfs.cpio"
+		return
+	done
 }
 
 echo "# vm: kernel"
@@ -216,7 +237,9 @@ while read -r name code; do
 	failed=$((failed + 1))
 done < <(sed -n 's/^vm: end \([^ ]*\) \([0-9]*\)$/\1 \2/p' "$log.txt")
 if ! grep -q '^vm: done$' "$log.txt"; then
-	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	if [ -s "$vm/lockup" ]; then
+		echo "not ok - vm: the guest kernel locked up, qemu stopped: $(tr -d '\r' <"$vm/lockup")"
+	elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		echo "not ok - vm: watchdog: the guest did not finish within ${timeout_s}s"
 	else
 		echo "not ok - vm: the guest did not finish (qemu exited $rc)"

@@ -60,17 +60,20 @@ placement() {
 	local T=$1 P=$1- part
 	shift
 	check "$T: daemon starts" daemon_start "$ROOT"
-	pod_start "${P}s1" burstable 500
+	# The BestEffort app with the shared pod's sandbox: order does not
+	# matter, and each start costs seconds under TCG.
+	starts "${P}s1 POD burstable sandbox 0" "${P}b1 app besteffort container 0"
+	container_start "${P}s1" app burstable container 500
 	for part in "$@"; do	# NAME or NAME:ARG
 		if [ "$part" = "${part%%:*}" ]; then "part_$part"; else "part_${part%%:*}" "${part#*:}"; fi
 	done
 	pod_stop "${P}s1"
+	app_stop "${P}b1"
 	check "$T: no cgroup write errors" test "$(write_errors)" = 0
 	daemon_stop
 }
 
 part_annotated() {
-	app_start "${P}b1" besteffort
 	check "$T: shared containers on every CPU" wait_for 10 allowed_is "${P}s1" app "$ONLINE"
 
 	# --- annotated pods: across two nodes, overlapping ---
@@ -89,7 +92,6 @@ part_annotated() {
 	check "$T: ... the survivor keeps 4-5" allowed_is "${P}a2" app 4-5
 	app_stop "${P}a2"
 	check "$T: last annotated pod gone: pool whole" wait_for 10 allowed_is "${P}s1" app "$ONLINE"
-	app_stop "${P}b1"
 }
 
 part_spread() {
@@ -110,10 +112,10 @@ part_integer() {
 	local g1 g2
 
 	# --- integer pods: whole cores in one node ---
-	pod_start "${P}g1" guaranteed 2000
+	starts "${P}g1 POD guaranteed sandbox 0" "${P}g2 app guaranteed container 4000"
+	container_start "${P}g1" app guaranteed container 2000
 	check "$T: integer 2 CPUs placed" wait_for 10 allowed_n "${P}g1" app 2
 	check "$T: integer 2 CPUs: one whole core, one node, mems = node" integer_ok "${P}g1" 2
-	app_start "${P}g2" guaranteed 4000
 	check "$T: integer 4 CPUs placed" wait_for 10 allowed_n "${P}g2" app 4
 	check "$T: integer 4 CPUs: two whole cores, one node, mems = node" integer_ok "${P}g2" 4
 	g1=$(allowed "${P}g1" app); g2=$(allowed "${P}g2" app)

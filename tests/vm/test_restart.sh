@@ -32,6 +32,19 @@ kind_of() {
 declare -A LIVE
 up() { app_start "$1" "$2" "${3:-0}" "${4:-}" && LIVE[$1]="$2:${3:-0}:${4:-}"; }
 down() { app_stop "$1"; unset "LIVE[$1]"; }
+# ups "POD QOS [MILLI [ANNOTATION]]"...: up, for pods started at once.
+ups() {
+	local a w args=()
+	for a in "$@"; do
+		read -r -a w <<<"$a"
+		args+=("${w[0]} app ${w[1]} container ${w[2]:-0} ${w[3]:--}")
+	done
+	starts "${args[@]}" || return 1
+	for a in "$@"; do
+		read -r -a w <<<"$a"
+		LIVE[${w[0]}]="${w[1]}:${w[2]:-0}:${w[3]:-}"
+	done
+}
 
 # exclusive_pods: pods of the ledger that hold exclusive or annotated CPUs.
 exclusive_pods() {
@@ -112,30 +125,25 @@ kinds_right() {
 }
 
 check "daemon starts" daemon_start "$ROOT"
-up s1 burstable 500
-up g1 guaranteed 2000
-up a1 burstable 0 14-15
-up g2 guaranteed 4000
-up s2 besteffort
+ups "s1 burstable 500" "g1 guaranteed 2000" "a1 burstable 0 14-15" \
+	"g2 guaranteed 4000" "s2 besteffort"
 check "before the crash: placements converge" wait_for 20 no_overlap
 check "before the crash: exclusive containers are disjoint" exclusives_disjoint
 before=$(snapshot)
 it_log "before: $(tr '\n' ' ' <<<"$before")"
 
 # --- the churn; kill -9 in its middle ---
-up c1 burstable 300
-up i1 guaranteed 2000
+ups "c1 burstable 300" "i1 guaranteed 2000"
 check "churn: integer container placed" wait_for 10 allowed_n i1 app 2
 before=$(snapshot)
 # Two CPUs of today's shared pool for an annotated pod that comes while down.
 A2=$(cpus "$(minus "$ONLINE" "$(reserved)")" | tail -n2 | list_of)
 down s2
 daemon_kill9			# right after a stop event
-up i2 guaranteed 2000		# while down: the runtime's default set
-down g1				# its CPUs must come back
-up c2 besteffort
-up a2 burstable 0 "$A2"
+down g1				# while down; its CPUs must come back
 down c1
+# i2 while down: the runtime's default set
+ups "i2 guaranteed 2000" "c2 besteffort" "a2 burstable 0 $A2"
 check "while down, new containers run where the runtime put them" \
 	test "$(allowed i2 app)" = "$ONLINE"
 

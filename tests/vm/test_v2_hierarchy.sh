@@ -39,31 +39,6 @@ n_containers() { local t; _st || return 1; t=${ST//\"cgroup\":/}; echo $(((${#ST
 cpus_of() { jq -r --arg p "$1" --arg c "$2" \
 	'.containers[] | select(.pod == $p and .container == $c) | .cpus' "$IT_WORK/state/status.json"; }
 
-# IDs are hashes (lib.sh's cid and uid fork three programs each): kept
-# once per name, in this shell, so checks cost no forks of programs.
-declare -A VM_UID
-eval "_lib_cid() $(declare -f cid | tail -n +2)"
-eval "_lib_uid() $(declare -f uid | tail -n +2)"
-cid() { if [ -n "${VM_CID[$1]:-}" ]; then echo "${VM_CID[$1]}"; else _lib_cid "$1"; fi; }
-uid() { if [ -n "${VM_UID[$1]:-}" ]; then echo "${VM_UID[$1]}"; else _lib_uid "$1"; fi; }
-remember() { VM_CID["$1/$2"]=$(_lib_cid "$1/$2"); [ -n "${VM_UID[$1]:-}" ] || VM_UID[$1]=$(_lib_uid "$1"); }
-
-# starts "POD NAME QOS TYPE MILLI [ANN [CPUS]]"...: container_starts at
-# once (each costs seconds under TCG, mostly waiting); "-" is an empty
-# argument. Fails if one failed.
-starts() {
-	local a x w pids=() p r=0
-	for a in "$@"; do
-		w=()
-		for x in $a; do [ "$x" = - ] && x=; w+=("$x"); done
-		remember "${w[0]}" "${w[1]}"
-		_lib_container_start "${w[@]}" &
-		pids+=($!)
-	done
-	for p in "${pids[@]}"; do wait "$p" || r=1; done
-	return $r
-}
-
 # placed POD NAME QOS CPULIST: the kernel runs the container exactly there
 # (effective set and its init's affinity), whatever level holds the set.
 placed() {

@@ -186,13 +186,40 @@ write_errors() { jq -r .counters.cgroup_write_errors "$IT_WORK/state/status.json
 # from runc's state file (runc keeps "init_process_pid" there for as long
 # as the container exists) and its state from /proc.
 
-# Container IDs are sha256 of the name (lib.sh's cid, three forks): kept
-# here once a container starts in this shell.
-declare -A VM_CID
+# IDs are hashes (lib.sh's cid and uid fork three programs each): kept
+# once per name, in this shell, so checks cost no forks of programs.
+declare -A VM_CID VM_UID
+eval "_lib_cid() $(declare -f cid | tail -n +2)"
+eval "_lib_uid() $(declare -f uid | tail -n +2)"
+cid() { if [ -n "${VM_CID[$1]:-}" ]; then echo "${VM_CID[$1]}"; else _lib_cid "$1"; fi; }
+uid() { if [ -n "${VM_UID[$1]:-}" ]; then echo "${VM_UID[$1]}"; else _lib_uid "$1"; fi; }
+# remember POD NAME: computes both IDs once, in this shell.
+remember() {
+	[ -n "${VM_CID["$1/$2"]:-}" ] || VM_CID["$1/$2"]=$(_lib_cid "$1/$2")
+	[ -n "${VM_CID["$1/POD"]:-}" ] || VM_CID["$1/POD"]=$(_lib_cid "$1/POD")
+	[ -n "${VM_UID[$1]:-}" ] || VM_UID[$1]=$(_lib_uid "$1")
+}
 eval "_lib_container_start() $(declare -f container_start | tail -n +2)"
 container_start() {
-	VM_CID["$1/$2"]=$(cid "$1/$2")
+	remember "$1" "$2"
 	_lib_container_start "$@"
+}
+
+# starts "POD NAME QOS TYPE MILLI [ANN [CPUS]]"...: container_starts at
+# once, for containers whose order does not matter (each costs seconds
+# under TCG, mostly runc's Go starts); "-" is an empty argument. Fails
+# if one failed.
+starts() {
+	local a x w pids=() p r=0
+	for a in "$@"; do
+		w=()
+		for x in $a; do [ "$x" = - ] && x=; w+=("$x"); done
+		remember "${w[0]}" "${w[1]}"
+		_lib_container_start "${w[@]}" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || r=1; done
+	return $r
 }
 
 pid_of() {
@@ -227,6 +254,23 @@ container_gone_or_stopped() {
 	pid=$(sed -n 's/.*"init_process_pid":\([0-9]*\).*/\1/p' "$d/state.json")
 	[ -n "$pid" ] || return 0
 	! grep -q '^[0-9]* (.*) [^ZX]' "/proc/$pid/stat" 2>/dev/null
+}
+
+# container_stop POD NAME: what `runc kill KILL` and `runc delete` do to
+# the kernel (every task killed, the cgroup removed, which is the event
+# the daemon sees) without their two Go starts, seconds under TCG; then
+# runc's state dir of the container, which only runc itself reads.
+container_stop() {
+	local id=${VM_CID["$1/$2"]:-} b cg
+	[ -n "$id" ] || id=$(cid "$1/$2")
+	b=${IT_BUNDLES:-$IT_WORK/bundles}/$id
+	cg=$(sed -n 's/.*"cgroupsPath": "\([^"]*\)".*/\1/p' "$b/config.json" 2>/dev/null)
+	if [ -n "$cg" ] && [ -d "$IT_CPUSET$cg" ]; then
+		echo 1 >"$IT_CPUSET$cg/cgroup.kill"
+		wait_for 10 grep -qx 'populated 0' "$IT_CPUSET$cg/cgroup.events"
+		wait_for 5 rmdir "$IT_CPUSET$cg"
+	fi
+	rm -rf "$IT_WORK/runc/$id" "$b"
 }
 
 # vm_cleanup: it_cleanup in one stroke: cgroup.kill on the private
