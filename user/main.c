@@ -374,10 +374,11 @@ static int loop(struct daemon *d)
 	for (;;) {
 		struct epoll_event evs[4];
 		int timeout = export_textfile_timeout_ms(d->prom, wd ? (int)(wd_usec / 4000) : 5000);
+		int n, r;
 
 		if (d->ctl.resync_failed && (timeout < 0 || timeout > RESYNC_RETRY_MS))
 			timeout = RESYNC_RETRY_MS;
-		int n = epoll_wait(d->epfd, evs, 4, timeout > 0 ? timeout : 1), r;
+		n = epoll_wait(d->epfd, evs, 4, timeout > 0 ? timeout : 1);
 
 		if (n < 0 && errno != EINTR)
 			return -errno;

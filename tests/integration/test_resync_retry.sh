@@ -23,7 +23,9 @@ prlimit --pid "$IT_DAEMON" --nofile="$open_now:$hard"
 kill -HUP "$IT_DAEMON"
 check "the failed resync is logged with its cause" wait_for 10 \
 	grep -q "resync under $ROOT failed: Too many open files; placements stay" "$IT_WORK/daemon.log"
-sleep 2.5	# two retries at 1 s, both failing
+# Two retries at 1 s, both failing. Nothing to wait on: without a free fd
+# the daemon cannot rewrite status.json or the .prom file either.
+sleep 2.5
 check "... once, not at every retry" \
 	test "$(grep -c "resync under $ROOT failed" "$IT_WORK/daemon.log")" = 1
 check "placements stay: the integer container keeps CPU 0" allowed_is g1 app 0
