@@ -200,6 +200,17 @@ cg_path() {
 	esac
 }
 
+# json_escape VAR: VAR's value made fit for a JSON string, in place
+# (no subshell: the VM lane pays for every fork).
+json_escape() {
+	local -n _s=$1
+	_s=${_s//\\/\\\\}
+	_s=${_s//\"/\\\"}
+	_s=${_s//$'\n'/\\n}
+	_s=${_s//$'\t'/\\t}
+	_s=${_s//$'\r'/\\r}
+}
+
 # container_start POD NAME QOS TYPE CPU_MILLI [ANNOTATION] [CPUS_IN_SPEC]
 #   TYPE: sandbox|container; CPU_MILLI: limit in millicores, 0 = none.
 #   IT_ANNOTATIONS: a JSON object of more pod annotations (as containerd's
@@ -215,12 +226,13 @@ container_start() {
 	: >"$term"
 	[ "$milli" -gt 0 ] && quota=$((milli * 100))
 	cg=$(cg_path "$qos" "$uid" "$id") || return 1
-	# Written by printf, not jq: under TCG (the VM lane) a jq start costs
-	# half a second per container. Every value here is ours: hex IDs,
-	# names, paths and cpulists, nothing that needs JSON escaping.
-	local annots="" cpu extra=${IT_ANNOTATIONS:-"{}"}
-	[ "$type" = container ] && annots+=", \"io.kubernetes.cri.container-name\": \"$name\""
-	[ -n "$annot" ] && annots+=", \"weka.io/cores-ids\": \"$annot\""
+	# Written by the shell, not jq: under TCG (the VM lane) a jq start
+	# costs half a second per container. IDs, paths and cpulists are
+	# ours; names come from the tests (hostile ones too): escaped.
+	local annots="" cpu extra=${IT_ANNOTATIONS:-"{}"} jpod=$pod jname=$name jannot=$annot
+	json_escape jpod; json_escape jname; json_escape jannot
+	[ "$type" = container ] && annots+=", \"io.kubernetes.cri.container-name\": \"$jname\""
+	[ -n "$annot" ] && annots+=", \"weka.io/cores-ids\": \"$jannot\""
 	extra=${extra#\{}; extra=${extra%\}}
 	[ -n "$extra" ] && annots+=", $extra"
 	cpu='"shares": 2, "period": 100000'
@@ -232,7 +244,7 @@ container_start() {
 	  "process": {"terminal": false, "user": {"uid": 0, "gid": 0}, "cwd": "/",
 	              "args": ["sleep", "3600"], "env": ["PATH=/bin"]},
 	  "root": {"path": "$IT_WORK/rootfs", "readonly": true},
-	  "hostname": "$name",
+	  "hostname": "$jname",
 	  "mounts": [
 	    {"destination": "/proc", "type": "proc", "source": "proc"},
 	    {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "mode=755"]},
@@ -242,7 +254,7 @@ container_start() {
 	  "annotations": {
 	    "io.kubernetes.cri.container-type": "$type",
 	    "io.kubernetes.cri.sandbox-id": "$sid",
-	    "io.kubernetes.cri.sandbox-name": "$pod",
+	    "io.kubernetes.cri.sandbox-name": "$jpod",
 	    "io.kubernetes.cri.sandbox-namespace": "demo",
 	    "io.kubernetes.cri.sandbox-uid": "$uid"$annots
 	  },
