@@ -18,7 +18,6 @@ IT_OUT=${1:-build}
 vm_start restart kubepods
 ONLINE=$(cat "$SYS_CPU/online")
 
-app_start() { container_start "$1" app "$2" container "${3:-0}" "${4:-}"; }
 app_stop() { container_stop "$1" app; }
 
 # kind_of POD: the kind status.json gives the pod's app container.
@@ -28,11 +27,11 @@ kind_of() {
 }
 
 # The test's ledger of what runs: LIVE[pod]=qos:milli:annotation (one app
-# container per pod), kept by up/down.
+# container per pod), kept by ups/down.
 declare -A LIVE
-up() { app_start "$1" "$2" "${3:-0}" "${4:-}" && LIVE[$1]="$2:${3:-0}:${4:-}"; }
 down() { app_stop "$1"; unset "LIVE[$1]"; }
-# ups "POD QOS [MILLI [ANNOTATION]]"...: up, for pods started at once.
+# ups "POD QOS [MILLI [ANNOTATION]]"...: app containers started at once,
+# entered in the ledger.
 ups() {
 	local a w args=()
 	for a in "$@"; do
@@ -159,7 +158,7 @@ check "after restart: no cgroup write errors" test "$(write_errors)" = 0
 
 # --- second crash, right after a start event ---
 before=$(snapshot)
-up i3 guaranteed 2000
+ups "i3 guaranteed 2000"
 daemon_kill9
 check "second restart" daemon_start "$ROOT"
 check "second restart: converged" wait_for 20 no_overlap

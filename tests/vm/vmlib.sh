@@ -248,14 +248,6 @@ status_of() {
 	esac
 }
 
-container_gone_or_stopped() {
-	local d=$IT_WORK/runc/$1 pid
-	[ -r "$d/state.json" ] || return 0
-	pid=$(sed -n 's/.*"init_process_pid":\([0-9]*\).*/\1/p' "$d/state.json")
-	[ -n "$pid" ] || return 0
-	! grep -q '^[0-9]* (.*) [^ZX]' "/proc/$pid/stat" 2>/dev/null
-}
-
 # container_stop POD NAME: what `runc kill KILL` and `runc delete` do to
 # the kernel (every task killed, the cgroup removed, which is the event
 # the daemon sees) without their two Go starts, seconds under TCG; then
