@@ -46,6 +46,7 @@ LIB_SRCS += user/numa_align.c
 LIB_SRCS += user/files.c user/export_prom.c
 LIB_SRCS += user/kube_alloc.c user/kube_alloc_numa.c user/kube_alloc_static.c
 LIB_SRCS += user/export_koord.c user/telemetry_rates.c
+LIB_SRCS += user/pod_errors.c user/procs.c
 DAEMON_SRCS := user/main.c user/controller.c user/controller_plan.c user/status.c user/bpf_events.c
 DAEMON_SRCS += user/export_textfile.c
 DAEMON_SRCS += user/bpf_load.c user/bpf_telemetry.c

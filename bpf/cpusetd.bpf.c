@@ -1,11 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * cpusetd detection programs: tell user space, through the `events` ring
- * buffer, that a container cgroup appeared (cgroup_mkdir) or went away
- * (cgroup_rmdir) below the kubepods root, and that a cgroup whose placement
- * user space wants re-checked ran its first exec (sched_process_exec).
+ * cpusetd detection and enforcement programs. Through the `events` ring
+ * buffer they tell user space that, below the kubepods root,
+ *   - a cgroup appeared (cgroup_mkdir) or went away (cgroup_rmdir);
+ *   - a cgroup gained its first live task or lost its last
+ *     (cgroup_notify_populated, v1 and v2 alike);
+ *   - a container ran its own first exec, when user space armed the check
+ *     (sched_process_exec);
+ *   - another process wrote a managed container's cpuset.cpus or
+ *     cpuset.mems (fexit on cpuset_write_resmask; else a kprobe pair on
+ *     it; else the write syscalls' tracepoints).
  *
- * No policy here: the programs only filter to the managed hierarchy and
+ * "Own exec": the runtime makes the container's cgroup from its own mount
+ * namespace, and the container's program runs in a new one. An exec from
+ * the runtime's namespace (runc re-executing itself as `runc init`) is the
+ * runtime's; any other is the container's. The lifecycle map keeps the
+ * runtime's namespace per cgroup from its mkdir on.
+ *
+ * One act is taken here rather than in user space: a container whose
+ * placement says reject is SIGKILLed at its own exec, from the exec'ing
+ * task itself, before its program runs an instruction. That is the one
+ * moment at which a rejection neither races the runtime's create (runc's
+ * init is never touched) nor lets the program run. User space decided it
+ * and wrote the termination message before arming it.
+ *
+ * No policy here: the programs filter to the managed hierarchy and
  * subtree and copy ids out. Settings are rodata, fixed at load time.
  *
  * Each tracepoint has two twins sharing one __always_inline body: a tp_btf
@@ -27,6 +46,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Set by the loader before load (struct bpf_events_opts). */
 const volatile __u32 hierarchy_id = 0;		/* cpuset hierarchy; 0 = v2 */
 const volatile bool cpuset_on_v2 = false;	/* exec: use css_set->dfl_cgrp */
+const volatile __u32 self_tgid = 0;		/* the daemon: its writes are not foreign */
 /* Not rodata: user space narrows the filter when the kubepods root
  * appears after start-up (bpf_events_set_root). */
 __u64 root_cgroup_id = 0;	/* kubepods root's kernfs id */
@@ -38,6 +58,32 @@ struct {
 } events SEC(".maps");
 
 #include "placement.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);			/* cgroup id */
+	__type(value, struct cpusetd_lifecycle);
+} lifecycle SEC(".maps");
+
+/*
+ * A cpuset write seen at its start, kept by pid_tgid until its end (the
+ * kprobe and syscall hooks: only the end knows whether it went through,
+ * and user space must read the file after it changed).
+ */
+struct write_start {
+	__u64 cgroup_id;
+	__u32 file;		/* enum cpusetd_cpuset_file */
+	__u32 pad;
+	char value[64];		/* what was written, truncated */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, struct write_start);
+} write_starts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -92,7 +138,9 @@ event_new(__u32 type, __u64 cgroup_id, __u32 pid, __u32 level)
 	ev->type = type;
 	ev->pid = pid;
 	ev->level = level;
-	ev->pad = 0;
+	ev->arg = 0;
+	ev->mntns = 0;
+	__builtin_memset(ev->comm, 0, sizeof(ev->comm));
 	ev->path[0] = '\0';
 	return ev;
 }
@@ -103,25 +151,53 @@ static __always_inline void event_send(struct cpusetd_event *ev)
 	count(true);
 }
 
-/* cgroup_mkdir / cgroup_rmdir: cgroups strictly below the kubepods root. */
-static __always_inline int on_cgroup(struct cgroup *cgrp, const char *path, __u32 type)
+/* Mount namespace inode of task p; 0 if unreadable. */
+static __always_inline __u64 task_mntns(struct task_struct *p)
 {
-	struct cpusetd_event *ev;
-	__u64 id;
+	return BPF_CORE_READ(p, nsproxy, mnt_ns, ns.inum);
+}
+
+/* Whether cgrp is strictly below the kubepods root in the cpuset hierarchy. */
+static __always_inline bool managed_cgroup(struct cgroup *cgrp)
+{
 	int level;
 
 	if (BPF_CORE_READ(cgrp, root, hierarchy_id) != (int)hierarchy_id)
-		return 0;
+		return false;
 	level = BPF_CORE_READ(cgrp, level);
 	if (level <= 0 || (__u32)level <= root_level)
-		return 0;
-	if (cgroup_ancestor_id(cgrp, root_level) != root_cgroup_id)
-		return 0;
+		return false;
+	return cgroup_ancestor_id(cgrp, root_level) == root_cgroup_id;
+}
 
+/*
+ * cgroup_mkdir / cgroup_rmdir / cgroup_notify_populated: cgroups strictly
+ * below the kubepods root. mkdir records the creator's mount namespace
+ * (the runtime's) in lifecycle, rmdir drops the entry.
+ */
+static __always_inline int on_cgroup(struct cgroup *cgrp, const char *path, __u32 type,
+				     __u32 arg)
+{
+	struct cpusetd_event *ev;
+	__u64 id, mntns = 0;
+
+	if (!managed_cgroup(cgrp))
+		return 0;
 	id = BPF_CORE_READ(cgrp, kn, id);
-	ev = event_new(type, id, 0, level);
+	if (type == CPUSETD_EV_MKDIR) {
+		struct cpusetd_lifecycle lc = {};
+
+		mntns = task_mntns((struct task_struct *)bpf_get_current_task());
+		lc.runtime_mntns = mntns;
+		bpf_map_update_elem(&lifecycle, &id, &lc, BPF_ANY);
+	} else if (type == CPUSETD_EV_RMDIR) {
+		bpf_map_delete_elem(&lifecycle, &id);
+	}
+	ev = event_new(type, id, 0, BPF_CORE_READ(cgrp, level));
 	if (!ev)
 		return 0;
+	ev->arg = arg;
+	ev->mntns = mntns;
 	/* Relative to the hierarchy root, starts with '/'; truncated to fit. */
 	bpf_probe_read_kernel_str(ev->path, sizeof(ev->path), path);
 	event_send(ev);
@@ -129,25 +205,71 @@ static __always_inline int on_cgroup(struct cgroup *cgrp, const char *path, __u3
 }
 
 /*
- * sched_process_exec: report the first exec in a cgroup whose placement
- * is armed (verify_pending == 1). Clearing the flag is a compare-and-swap,
- * so when several tasks of the cgroup exec at once exactly one reports.
+ * Counts an exec in cgroup id and says whether it is the container's own
+ * (another mount namespace than the runtime's). Unknown cgroups (no
+ * lifecycle entry: made while the daemon was down, before user space
+ * filled it in) give -1. The count is an atomic, a full barrier: user
+ * space arms a rejection and then reads own_execs, so an exec either sees
+ * the armed placement or is seen in the count.
+ */
+static __always_inline int count_exec(__u64 id, struct task_struct *p)
+{
+	struct cpusetd_lifecycle *lc = bpf_map_lookup_elem(&lifecycle, &id);
+
+	if (!lc)
+		return -1;
+	if (task_mntns(p) == lc->runtime_mntns)
+		return 0;
+	if (__sync_fetch_and_add(&lc->own_execs, 1) == 0)
+		lc->first_exec_ns = bpf_ktime_get_ns();
+	return 1;
+}
+
+static __always_inline void send_exec(struct task_struct *p, __u64 id, struct cgroup *cgrp,
+				      __u32 flags)
+{
+	struct cpusetd_event *ev;
+
+	ev = event_new(CPUSETD_EV_EXEC, id, BPF_CORE_READ(p, tgid), BPF_CORE_READ(cgrp, level));
+	if (!ev)
+		return;
+	ev->arg = flags;
+	ev->mntns = task_mntns(p);
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	event_send(ev);
+}
+
+/*
+ * sched_process_exec in a container with a placement: a rejected one is
+ * killed at each own exec; otherwise the first own exec is reported when
+ * the check is armed (verify_pending == 1). Clearing the flag is a
+ * compare-and-swap, so when several tasks exec at once exactly one
+ * reports. An exec in a cgroup with no lifecycle entry counts as own for
+ * the check (a harmless re-read), never for a kill.
  */
 static __always_inline int on_exec(struct task_struct *p)
 {
 	union placement_head old, new;
 	struct cpusetd_placement *pl;
-	struct cpusetd_event *ev;
 	struct cgroup *cgrp;
 	__u64 id;
+	int own;
 
 	cgrp = task_cgroup(p, cpuset_on_v2);
 	if (!cgrp)
 		return 0;
 	id = BPF_CORE_READ(cgrp, kn, id);
+	own = count_exec(id, p);
+	if (own == 0)
+		return 0;	/* the runtime's own exec: it is still creating */
 	pl = bpf_map_lookup_elem(&placement, &id);
 	if (!pl)
 		return 0;
+	if (own > 0 && pl->reject) {
+		bpf_send_signal(9 /* SIGKILL */);
+		send_exec(p, id, cgrp, CPUSETD_EXEC_OWN | CPUSETD_EXEC_KILLED);
+		return 0;
+	}
 
 	old.word = *(volatile __u64 *)pl;
 	if (old.verify_pending != 1)
@@ -166,37 +288,228 @@ static __always_inline int on_exec(struct task_struct *p)
 	 */
 	if (__sync_val_compare_and_swap((__u64 *)pl, old.word, new.word) != old.word)
 		return 0;
+	send_exec(p, id, cgrp, own > 0 ? CPUSETD_EXEC_OWN : 0);
+	return 0;
+}
 
-	ev = event_new(CPUSETD_EV_EXEC, id, BPF_CORE_READ(p, tgid),
-		       BPF_CORE_READ(cgrp, level));
+#define CGROUP_SUPER_MAGIC	0x27e0eb
+#define CGROUP2_SUPER_MAGIC	0x63677270
+
+/*
+ * Whether file is cpuset.cpus or cpuset.mems (v1 noprefix: cpus, mems) of
+ * a managed container: a cgroupfs file whose directory (inode number ==
+ * cgroup id) has a placement entry. Returns the enum cpusetd_cpuset_file
+ * and *ret_id, or CPUSETD_FILE_OTHER.
+ */
+static __always_inline __u32 managed_cpuset_file(struct file *file, __u64 *ret_id)
+{
+	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+	unsigned long magic = BPF_CORE_READ(d, d_sb, s_magic);
+	char name[32] = {};
+	__u64 id;
+	int n;
+
+	if (magic != CGROUP_SUPER_MAGIC && magic != CGROUP2_SUPER_MAGIC)
+		return CPUSETD_FILE_OTHER;
+	id = BPF_CORE_READ(d, d_parent, d_inode, i_ino);
+	if (!bpf_map_lookup_elem(&placement, &id))
+		return CPUSETD_FILE_OTHER;
+	n = bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(d, d_name.name));
+	/* n counts the NUL: the name's last four bytes are n-5 .. n-2. */
+	if (n < 5 || n > (int)sizeof(name))
+		return CPUSETD_FILE_OTHER;
+	*ret_id = id;
+	if (name[(n - 5) & 31] == 'c' && name[(n - 4) & 31] == 'p' &&
+	    name[(n - 3) & 31] == 'u' && name[(n - 2) & 31] == 's')
+		return CPUSETD_FILE_CPUS;
+	if (name[(n - 5) & 31] == 'm' && name[(n - 4) & 31] == 'e' &&
+	    name[(n - 3) & 31] == 'm' && name[(n - 2) & 31] == 's')
+		return CPUSETD_FILE_MEMS;
+	return CPUSETD_FILE_OTHER;
+}
+
+/* Sends a foreign write that went through. */
+static __always_inline void send_write(const struct write_start *w)
+{
+	struct cpusetd_event *ev;
+
+	ev = event_new(CPUSETD_EV_CPUSET_WRITE, w->cgroup_id,
+		       bpf_get_current_pid_tgid() >> 32, 0);
 	if (!ev)
-		return 0;
+		return;
+	ev->arg = w->file;
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	bpf_probe_read_kernel_str(ev->path, sizeof(w->value), w->value);
 	event_send(ev);
+}
+
+/* The start of a write by anyone but the daemon: kept when it is to a
+ * managed container's cpuset file. value: len bytes of kernel or user
+ * memory (not NUL-terminated), of which the first 63 are kept. */
+static __always_inline void write_started(struct file *file, const void *value,
+					  unsigned long len, bool user)
+{
+	__u64 key = bpf_get_current_pid_tgid();
+	struct write_start w = {};
+	__u32 n = len < sizeof(w.value) - 1 ? len : sizeof(w.value) - 1;
+
+	if ((__u32)(key >> 32) == self_tgid)
+		return;
+	w.file = managed_cpuset_file(file, &w.cgroup_id);
+	if (w.file == CPUSETD_FILE_OTHER)
+		return;
+	if (user)
+		bpf_probe_read_user(w.value, n & 63, value);
+	else
+		bpf_probe_read_kernel(w.value, n & 63, value);
+	bpf_map_update_elem(&write_starts, &key, &w, BPF_ANY);
+}
+
+/* The end of a write: reported when it went through (ret >= 0). */
+static __always_inline void write_ended(long ret)
+{
+	__u64 key = bpf_get_current_pid_tgid();
+	struct write_start *w = bpf_map_lookup_elem(&write_starts, &key);
+
+	if (!w)
+		return;
+	if (ret >= 0)
+		send_write(w);
+	bpf_map_delete_elem(&write_starts, &key);
+}
+
+/* Hook 1, where the kernel has trampolines: fexit on the handler of
+ * cpuset.cpus/cpuset.mems writes (v1 and v2), after it returned. */
+SEC("fexit/cpuset_write_resmask")
+int BPF_PROG(cpuset_write_fexit, struct kernfs_open_file *of, char *buf, size_t nbytes,
+	     loff_t off, ssize_t ret)
+{
+	write_started(BPF_CORE_READ(of, file), buf, nbytes, false);
+	write_ended(ret);
+	return 0;
+}
+
+/* Hook 2: the same handler through a kprobe/kretprobe pair. */
+SEC("kprobe/cpuset_write_resmask")
+int BPF_KPROBE(cpuset_write_kprobe, struct kernfs_open_file *of, char *buf, size_t nbytes)
+{
+	write_started(BPF_CORE_READ(of, file), buf, nbytes, false);
+	return 0;
+}
+
+SEC("kretprobe/cpuset_write_resmask")
+int BPF_KRETPROBE(cpuset_write_kretprobe, long ret)
+{
+	write_ended(ret);
+	return 0;
+}
+
+/*
+ * Hook 3, for kernels with neither (no trampolines, CONFIG_KPROBES off):
+ * the write(2), pwrite64(2) and writev(2) syscall tracepoints, which see
+ * every way a process writes a cgroup file. The fd is looked up in the
+ * task's file table.
+ */
+static __always_inline struct file *fd_file(unsigned long fd)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *f = NULL;
+
+	if (!fds || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+static __always_inline int syscall_write_enter(unsigned long fd, const void *ubuf,
+					       unsigned long len)
+{
+	struct file *f = fd_file(fd);
+
+	if (f)
+		write_started(f, ubuf, len, true);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_write")
+int write_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	return syscall_write_enter(ctx->args[0], (const void *)ctx->args[1], ctx->args[2]);
+}
+
+SEC("tracepoint/syscalls/sys_enter_pwrite64")
+int pwrite_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	return syscall_write_enter(ctx->args[0], (const void *)ctx->args[1], ctx->args[2]);
+}
+
+SEC("tracepoint/syscalls/sys_enter_writev")
+int writev_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	struct iovec iov = {};
+
+	/* The first buffer is what a cpulist write carries. */
+	bpf_probe_read_user(&iov, sizeof(iov), (const void *)ctx->args[1]);
+	return syscall_write_enter(ctx->args[0], iov.iov_base, iov.iov_len);
+}
+
+SEC("tracepoint/syscalls/sys_exit_write")
+int write_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	write_ended(ctx->ret);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_pwrite64")
+int pwrite_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	write_ended(ctx->ret);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_writev")
+int writev_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	write_ended(ctx->ret);
 	return 0;
 }
 
 SEC("tp_btf/cgroup_mkdir")
 int BPF_PROG(cg_mkdir_btf, struct cgroup *cgrp, const char *path)
 {
-	return on_cgroup(cgrp, path, CPUSETD_EV_MKDIR);
+	return on_cgroup(cgrp, path, CPUSETD_EV_MKDIR, 0);
 }
 
 SEC("raw_tp/cgroup_mkdir")
 int BPF_PROG(cg_mkdir_raw, struct cgroup *cgrp, const char *path)
 {
-	return on_cgroup(cgrp, path, CPUSETD_EV_MKDIR);
+	return on_cgroup(cgrp, path, CPUSETD_EV_MKDIR, 0);
 }
 
 SEC("tp_btf/cgroup_rmdir")
 int BPF_PROG(cg_rmdir_btf, struct cgroup *cgrp, const char *path)
 {
-	return on_cgroup(cgrp, path, CPUSETD_EV_RMDIR);
+	return on_cgroup(cgrp, path, CPUSETD_EV_RMDIR, 0);
 }
 
 SEC("raw_tp/cgroup_rmdir")
 int BPF_PROG(cg_rmdir_raw, struct cgroup *cgrp, const char *path)
 {
-	return on_cgroup(cgrp, path, CPUSETD_EV_RMDIR);
+	return on_cgroup(cgrp, path, CPUSETD_EV_RMDIR, 0);
+}
+
+SEC("tp_btf/cgroup_notify_populated")
+int BPF_PROG(cg_populated_btf, struct cgroup *cgrp, const char *path, int val)
+{
+	return on_cgroup(cgrp, path, CPUSETD_EV_POPULATED, val ? 1 : 0);
+}
+
+SEC("raw_tp/cgroup_notify_populated")
+int BPF_PROG(cg_populated_raw, struct cgroup *cgrp, const char *path, int val)
+{
+	return on_cgroup(cgrp, path, CPUSETD_EV_POPULATED, val ? 1 : 0);
 }
 
 SEC("tp_btf/sched_process_exec")

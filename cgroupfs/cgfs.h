@@ -236,6 +236,21 @@ int cgfs_cgroup_id(struct cgfs *cg, const char *path, uint64_t *ret_id);
 int cgfs_kill(struct cgfs *cg, const char *path);
 
 /*
+ * Whether path has a live task: on v2 its cgroup.events "populated" line
+ * (which counts descendants too), on v1 whether its cgroup.procs lists a
+ * pid (a container cgroup has no children). This is the live truth the
+ * BPF populated events are checked against.
+ * Returns 1 populated, 0 empty, -ENOENT when the cgroup vanished, -errno.
+ */
+int cgfs_populated(struct cgfs *cg, const char *path);
+
+/*
+ * Up to max pids of the processes in path (its cgroup.procs) into ret.
+ * Returns how many (0: none), -ENOENT (vanished), -errno.
+ */
+int cgfs_read_pids(struct cgfs *cg, const char *path, int *ret, int max);
+
+/*
  * Walks the tree under root depth-first, parents before children, calling
  * fn(path, arg) for root and every descendant directory ("/a/b", no
  * trailing slash; path is only valid during the call). Stops and returns

@@ -132,6 +132,44 @@ int cgfs_kill(struct cgfs *cg, const char *path)
 	return -EBUSY;
 }
 
+int cgfs_read_pids(struct cgfs *cg, const char *path, int *ret, int max)
+{
+	char *procs, *p, *end;
+	int r = read_procs(cg, path, &procs), n = 0;
+
+	if (r < 0)
+		return r;
+	for (p = procs; *p && n < max; p = end) {
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		ret[n++] = (int)pid;
+	}
+	free(procs);
+	return n;
+}
+
+int cgfs_populated(struct cgfs *cg, const char *path)
+{
+	char buf[256], *line;
+	ssize_t n;
+	int pid;
+
+	if (!cg->m.cpuset_on_v2) {
+		int r = cgfs_read_pids(cg, path, &pid, 1);
+
+		return r < 0 ? r : r > 0;
+	}
+	n = cgfs__read_text(cg->cpuset_fd, path, "cgroup.events", buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	line = strstr(buf, "populated ");
+	if (!line || (line != buf && line[-1] != '\n'))
+		return -EINVAL;
+	return line[strlen("populated ")] == '1';
+}
+
 /* ------------------------------------------------------------------ walk */
 
 struct walk {

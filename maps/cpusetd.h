@@ -14,7 +14,7 @@
 #ifndef CPUSETD_MAPS_H
 #define CPUSETD_MAPS_H
 
-#define CPUSETD_LAYOUT_VERSION	2
+#define CPUSETD_LAYOUT_VERSION	3
 
 /* Largest logical CPU id + 1 the daemon supports (topology limit). */
 #define CPUSETD_MAX_CPUS	1024
@@ -26,17 +26,47 @@
 enum cpusetd_event_type {
 	CPUSETD_EV_MKDIR = 1,	/* cgroup_mkdir under the managed root */
 	CPUSETD_EV_RMDIR = 2,	/* cgroup_rmdir under the managed root */
-	CPUSETD_EV_EXEC  = 3,	/* first exec in a managed container cgroup */
+	CPUSETD_EV_EXEC  = 3,	/* exec in a managed container cgroup (see below) */
+	CPUSETD_EV_POPULATED = 4,	/* a cgroup under the root gained its first
+					 * live task (arg 1) or lost its last (arg 0) */
+	CPUSETD_EV_CPUSET_WRITE = 5,	/* another process wrote a managed
+					 * container's cpuset.cpus or cpuset.mems */
 };
 
-/* One ring buffer record. path is empty for CPUSETD_EV_EXEC. */
+/* CPUSETD_EV_EXEC arg: bit flags. */
+#define CPUSETD_EXEC_OWN	1	/* the container's own exec: from a mount
+					 * namespace other than the one of the
+					 * runtime that made the cgroup */
+#define CPUSETD_EXEC_KILLED	2	/* placement said reject: SIGKILLed at once */
+
+/* CPUSETD_EV_CPUSET_WRITE arg: which file. */
+enum cpusetd_cpuset_file {
+	CPUSETD_FILE_OTHER = 0,
+	CPUSETD_FILE_CPUS = 1,
+	CPUSETD_FILE_MEMS = 2,
+};
+
+/*
+ * One ring buffer record.
+ *   pid:   exec: the task's tgid; cpuset write: the writer's tgid; else 0
+ *   arg:   populated: 1 or 0; exec: CPUSETD_EXEC_* flags; cpuset write:
+ *          enum cpusetd_cpuset_file
+ *   mntns: mkdir: mount namespace inode of the task that made the cgroup
+ *          (the runtime); exec: of the exec'ing task; else 0
+ *   comm:  exec: the new comm; cpuset write: the writer's comm
+ *   path:  mkdir, rmdir, populated: the cgroup's path, relative to the
+ *          hierarchy root, starting with '/', truncated to fit;
+ *          cpuset write: the value written (truncated); exec: empty
+ */
 struct cpusetd_event {
 	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u64 cgroup_id;	/* kernfs node id == stat(2) st_ino */
 	__u32 type;		/* enum cpusetd_event_type */
-	__u32 pid;		/* exec: the new task's tgid; else 0 */
-	__u32 level;		/* cgroup depth, root = 0 */
-	__u32 pad;
+	__u32 pid;
+	__u32 level;		/* cgroup depth, root = 0 (0 for cpuset writes) */
+	__u32 arg;
+	__u64 mntns;
+	char comm[16];
 	char path[CPUSETD_PATH_MAX];
 };
 
@@ -51,12 +81,29 @@ enum cpusetd_kind {
 /*
  * placement map: cgroup id -> what user space decided for that container.
  * User space writes it; BPF reads it to pick the exec events worth a
- * re-check and clears verify_pending when it has sent one.
+ * re-check (clearing verify_pending when it has sent one), to kill a
+ * rejected container at its own first exec, and to report foreign writes.
  */
 struct cpusetd_placement {
 	__u32 kind;		/* enum cpusetd_kind */
-	__u32 verify_pending;	/* 1: report the next exec in this cgroup */
+	__u32 verify_pending;	/* 1: report the container's next own exec */
 	__u64 cpus[CPUSETD_MASK_WORDS];	/* bit n = logical CPU n */
+	__u32 reject;		/* 1: SIGKILL every own exec (on_error=reject) */
+	__u32 pad;
+};
+
+/*
+ * lifecycle map (LRU hash): cgroup id -> what BPF saw of a cgroup under
+ * the kubepods root since its mkdir. The mkdir program creates the entry,
+ * the rmdir program deletes it; user space creates it for cgroups made
+ * while the daemon was down. It tells the runtime's own execs (runc's
+ * re-exec of itself, in the runtime's mount namespace) from the
+ * container's (after the runtime made a new mount namespace for it).
+ */
+struct cpusetd_lifecycle {
+	__u64 runtime_mntns;	/* mount ns inode of the task that made the cgroup */
+	__u64 own_execs;	/* execs from any other mount namespace */
+	__u64 first_exec_ns;	/* bpf_ktime_get_ns() of the first; 0 = none yet */
 };
 
 /* Daemon health counters kept by BPF (single-slot array, key 0). */

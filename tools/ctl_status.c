@@ -219,6 +219,26 @@ static int print_containers(json_object *root)
 	return 0;
 }
 
+/* ", 3 attempts since 12:00:01, last 12:03:10" (local time), from the
+ * per-pod error table's attempts/first/last. */
+static void print_attempts(json_object *e)
+{
+	json_object *a = ctl_jget(e, "attempts", json_type_int);
+	json_object *first = ctl_jget(e, "first", json_type_double);
+	json_object *last = ctl_jget(e, "last", json_type_double);
+	char f[32] = "?", l[32] = "?";
+	time_t t;
+
+	if (!a)
+		return;
+	if (first && (t = (time_t)json_object_get_double(first)))
+		strftime(f, sizeof(f), "%F %T", localtime(&t));
+	if (last && (t = (time_t)json_object_get_double(last)))
+		strftime(l, sizeof(l), "%T", localtime(&t));
+	printf(", %lld attempt%s since %s, last %s", (long long)json_object_get_int64(a),
+	       json_object_get_int64(a) == 1 ? "" : "s", f, l);
+}
+
 static void print_errors(json_object *root)
 {
 	json_object *arr = ctl_jget(root, "errors", json_type_array);
@@ -240,6 +260,7 @@ static void print_errors(json_object *root)
 		ctl_put_clean(ctl_jstr(e, "reason", "?"));
 		printf(", ");
 		ctl_put_clean(ctl_jstr(e, "action", "?"));
+		print_attempts(e);
 		printf("\n    ");
 		ctl_put_clean(ctl_jstr(e, "message", ""));
 		putchar('\n');

@@ -4,7 +4,12 @@
  *
  * tp_btf is preferred; when the kernel lacks BTF for a tracepoint (probed
  * by loading a trivial BTF-typed program, never by kernel version) the
- * raw_tp twin of that program is loaded instead.
+ * raw_tp twin of that program is loaded instead. The cpuset write hook
+ * (foreign writes) is fexit on cpuset_write_resmask where the kernel
+ * attaches one (probed), else a kprobe/kretprobe pair on it, else the
+ * write syscalls' tracepoints, else none: the daemon then runs on the
+ * exec check alone (bpf_events_write_hook). CPUSETD_BPF_NO_FEXIT and
+ * CPUSETD_BPF_NO_KPROBE in the environment skip the first two (tests).
  *
  * Single-threaded: one caller drives a struct bpf_events. libbpf's print
  * callback is process-wide; bpf_events_open() routes it into log.h at
@@ -82,11 +87,36 @@ uint64_t bpf_events_lost(const struct bpf_events *b);
 const char *bpf_events_attach_mode(const struct bpf_events *b);
 
 /*
+ * How foreign cpuset writes are caught: "fexit", "kprobe", "syscall", or "none"
+ * (neither attached; logged by the caller). Static string; cannot fail.
+ */
+const char *bpf_events_write_hook(const struct bpf_events *b);
+
+/*
+ * The lifecycle entry of a cgroup (maps/cpusetd.h struct
+ * cpusetd_lifecycle): the runtime's mount namespace and the container's
+ * own execs seen so far. Returns 0 and *ret, -ENOENT when BPF has none
+ * (the cgroup was made while the daemon was down), or -errno.
+ */
+int bpf_events_get_lifecycle(const struct bpf_events *b, uint64_t cgroup_id,
+			     struct cpusetd_lifecycle *ret);
+
+/*
+ * Creates the lifecycle entry of a cgroup BPF did not see being made
+ * (resync), unless one exists: the BPF side's own record wins. Returns 0
+ * (also when one existed) or -errno.
+ */
+int bpf_events_add_lifecycle(struct bpf_events *b, uint64_t cgroup_id,
+			     const struct cpusetd_lifecycle *lc);
+
+/*
  * Records the placement of a container cgroup (cgroup_id = kernfs id =
  * st_ino of its directory) in the BPF placement map, as given. With
- * pl->verify_pending = 1 the exec check is armed: the next exec in that
- * cgroup sends one CPUSETD_EV_EXEC and the BPF side clears the flag. Overwrites any
- * existing entry. Returns 0 or the -errno of the map update (-E2BIG when
+ * pl->verify_pending = 1 the exec check is armed: the container's next
+ * own exec sends one CPUSETD_EV_EXEC and the BPF side clears the flag.
+ * With pl->reject = 1 every own exec is SIGKILLed and reported. An entry
+ * also makes writes by other processes to the cgroup's cpuset files
+ * reported (CPUSETD_EV_CPUSET_WRITE). Overwrites any existing entry. Returns 0 or the -errno of the map update (-E2BIG when
  * the map's 65536 entries are full).
  */
 int bpf_events_set_placement(struct bpf_events *b, uint64_t cgroup_id,

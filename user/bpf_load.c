@@ -111,6 +111,47 @@ cleanup:
 	return err;
 }
 
+bool bpf_load_probe_fexit(const char *func)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		.expected_attach_type = BPF_TRACE_FEXIT,
+	);
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct btf *vmlinux = NULL;
+	int id, fd = -1, link = -1;
+	bool ok = false;
+
+	if (getenv("CPUSETD_BPF_NO_FEXIT"))
+		return false;
+	vmlinux = btf__load_vmlinux_btf();
+	id = vmlinux ? btf__find_by_name_kind(vmlinux, func, BTF_KIND_FUNC) : -ENOENT;
+	if (id <= 0) {
+		log_debug("bpf: no BTF for function %s: fexit unavailable", func);
+		goto cleanup;
+	}
+	opts.attach_btf_id = id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns,
+			   sizeof(insns) / sizeof(insns[0]), &opts);
+	if (fd < 0) {
+		log_debug("bpf: fexit probe load for %s failed: %s", func, strerror(-fd));
+		goto cleanup;
+	}
+	link = bpf_link_create(fd, 0, BPF_TRACE_FEXIT, NULL);
+	if (link < 0)
+		log_debug("bpf: fexit probe attach to %s failed: %s", func, strerror(-link));
+	ok = link >= 0;
+cleanup:
+	if (link >= 0)
+		close(link);
+	if (fd >= 0)
+		close(fd);
+	btf__free(vmlinux);
+	return ok;
+}
+
 /* mkdir that accepts an existing directory. Returns 0 or -errno. */
 static int mkdir_exist_ok(const char *path)
 {

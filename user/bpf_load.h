@@ -39,6 +39,16 @@ void bpf_load_route_print(void);
 int bpf_load_choose_twins(const struct bpf_load_twin *twins, size_t n, bool *ret_all_btf);
 
 /*
+ * Whether this kernel attaches a BPF_TRACE_FEXIT program to the kernel
+ * function func (BTF present, trampolines supported): loads and attaches
+ * a two-instruction program, then drops it. A feature probe, never a
+ * version check. CPUSETD_BPF_NO_FEXIT in the environment makes it say no
+ * (tests run the kprobe path on kernels that have fexit). Cannot fail:
+ * any error means "no" (logged at debug level).
+ */
+bool bpf_load_probe_fexit(const char *func);
+
+/*
  * Sets the pin path of each of the n maps to
  * <pin_dir>/v<CPUSETD_LAYOUT_VERSION>/<map name>; libbpf then reuses a map
  * already pinned there at load (same type and sizes) or pins the new one.

@@ -23,6 +23,7 @@
 #include "controller_plan.h"
 #include "log.h"
 #include "policy_hotplug.h"
+#include "procs.h"
 #include "reject.h"
 #include "strmap.h"
 
@@ -52,11 +53,17 @@ int controller_init(struct controller *c, const struct cpusetd_config *cfg,
 	if (r < 0)
 		return r;
 	c->by_path = strmap_new();
-	if (!c->by_path || controller_plan_init(c) < 0) {
+	c->errors = pod_errors_new();
+	c->writers = strmap_new();
+	if (!c->by_path || !c->errors || !c->writers || controller_plan_init(c) < 0) {
 		strmap_free(c->by_path);
+		pod_errors_free(c->errors);
+		strmap_free(c->writers);
 		policy_free(c->policy);
 		return -ENOMEM;
 	}
+	if (procs_mntns(0, &c->self_mntns) < 0)
+		c->self_mntns = 0;
 	return 0;
 }
 
@@ -82,8 +89,18 @@ static void free_table(struct strmap *m)
 
 void controller_fini(struct controller *c)
 {
+	size_t it = 0;
+	const char *k;
+	void *v;
+
 	if (c->by_path)
 		free_table(c->by_path);
+	while (c->writers && strmap_next(c->writers, &it, &k, &v))
+		free(v);
+	strmap_free(c->writers);
+	pod_errors_free(c->errors);
+	c->writers = NULL;
+	c->errors = NULL;
 	controller_plan_free(c);
 	policy_free(c->policy);
 	c->by_path = NULL;
@@ -250,7 +267,8 @@ void controller_note_write(struct controller *c, struct container *ct, const cha
  */
 void controller_widen_map(struct controller *c, struct container *ct, const struct cpumask *m)
 {
-	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending };
+	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending,
+					.reject = ct->reject_armed };
 	struct cpumask wide;
 
 	if (!c->bpf || !ct->cgroup_id || cpumask_subset(m, &ct->map_cpus))
@@ -296,7 +314,8 @@ static void write_set(struct controller *c, struct container *ct, enum cgfs_cpus
  * armed until the container's first exec after it was placed. */
 static void sync_placement_map(struct controller *c, struct container *ct)
 {
-	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending };
+	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending,
+					.reject = ct->reject_armed };
 
 	if (!c->bpf || !ct->cgroup_id)
 		return;
@@ -309,7 +328,8 @@ static void sync_placement_map(struct controller *c, struct container *ct)
 
 static bool pooled(const struct container *ct)
 {
-	return ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE;
+	return container_live(ct) &&
+	       (ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE);
 }
 
 /* Brings one container to its decision. Shared: the current pool, mems
@@ -317,6 +337,8 @@ static bool pooled(const struct container *ct)
  * Planned (v2): cpuset.cpus is the plan's (apply_one), only mems here. */
 static void apply(struct controller *c, struct container *ct)
 {
+	if (!container_live(ct))
+		return;		/* holds nothing: no task to place */
 	if (controller_planned(c)) {
 		if (policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus))
 			return;
@@ -437,13 +459,108 @@ static void log_decision(const struct container *ct)
 		 cpumask_empty(&ct->d.mems) ? "" : ", mems ", mems);
 }
 
-/* Admission error: logged once; on_error=reject writes the reason where
- * kubelet reads it and kills the container. */
-static void handle_error(struct controller *c, struct container *ct)
+static double unix_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Into the per-pod error table (pod_errors.h): kubelet's next attempt of
+ * the same container adds to the same entry. ENOMEM: the error is still
+ * logged and counted, only not listed. */
+static void note_pod_error(struct controller *c, const struct container *ct, const char *reason,
+			   const char *message, const char *action)
+{
+	struct pod_error e = { 0 };
+
+	snprintf(e.namespace_, sizeof(e.namespace_), "%s", ct->meta.namespace_);
+	snprintf(e.pod, sizeof(e.pod), "%s", ct->meta.pod_name);
+	snprintf(e.container, sizeof(e.container), "%s",
+		 ct->meta.sandbox ? "POD" : ct->meta.container_name);
+	snprintf(e.pod_uid, sizeof(e.pod_uid), "%s", ct->meta.pod_uid);
+	snprintf(e.container_id, sizeof(e.container_id), "%s", ct->info.container_id);
+	snprintf(e.reason, sizeof(e.reason), "%s", reason);
+	snprintf(e.message, sizeof(e.message), "%s", message);
+	snprintf(e.action, sizeof(e.action), "%s", action);
+	if (pod_errors_note(c->errors, &e, unix_now()) < 0)
+		log_warn("%s: error table full (out of memory); %s not listed", ct->name, reason);
+	c->dirty = true;
+}
+
+/* Whether the container's own program has run: BPF counted an exec from
+ * outside the runtime's mount namespace. A cgroup BPF did not see being
+ * made (we were down) gets its lifecycle entry here, from its tasks. */
+static bool container_started(struct controller *c, struct container *ct)
+{
+	struct cpusetd_lifecycle lc = { .runtime_mntns = c->self_mntns };
+	int pids[64], n;
+
+	if (c->bpf && ct->cgroup_id && bpf_events_get_lifecycle(c->bpf, ct->cgroup_id, &lc) == 0)
+		return lc.own_execs > 0;
+	n = cgfs_read_pids(c->cg, ct->path, pids, 64);
+	if (n > 0 && procs_any_started(pids, n, c->self_mntns) > 0)
+		lc.own_execs = 1;
+	if (c->bpf && ct->cgroup_id)
+		bpf_events_add_lifecycle(c->bpf, ct->cgroup_id, &lc);
+	return lc.own_execs > 0;
+}
+
+/* Kills a rejected container whose own program ran (BPF killed the exec
+ * already, or it ran before the rejection was armed); every task goes. */
+static void kill_rejected(struct controller *c, struct container *ct, const char *when)
+{
+	int r = cgfs_kill(c->cg, ct->path);
+
+	if (r < 0)
+		log_warn("%s: killing rejected container failed: %s", ct->name, strerror(-r));
+	if (ct->killed)
+		return;
+	ct->killed = true;
+	c->n.rejected++;
+	c->dirty = true;
+	log_notice("%s (%.12s): rejected: killed %s (%s)", ct->name, ct->info.container_id, when,
+		   policy_error_name(ct->d.err));
+}
+
+/*
+ * on_error=reject, deterministically: the reason goes to the termination
+ * message now, then the placement map is armed, and BPF SIGKILLs the
+ * container at its own first exec: never while the runtime's init is
+ * still creating it (killing runc's init made `runc create` fail and hid
+ * our reason behind the runtime's). If its program already ran (we were
+ * late or down), it is killed here instead. Arming before looking pairs
+ * with the BPF side counting before it reads the map: an exec is either
+ * killed there or counted here.
+ */
+static void arm_rejection(struct controller *c, struct container *ct)
 {
 	char msg[512];
 	int r;
 
+	if (!ct->message_written && ct->meta.termination_log[0]) {
+		snprintf(msg, sizeof(msg), "cpusetd: %s: %s", policy_error_name(ct->d.err),
+			 ct->d.reason);
+		log_sanitize(msg);
+		r = reject_write_message(c->cfg->kubelet_pods_dir, ct->meta.termination_log, msg);
+		if (r < 0)
+			log_warn("%s: cannot write termination message %s: %s", ct->name,
+				 ct->meta.termination_log, strerror(-r));
+		ct->message_written = true;
+	}
+	if (!ct->reject_armed) {
+		ct->reject_armed = true;
+		sync_placement_map(c, ct);
+	}
+	if (!ct->killed && container_started(c, ct))
+		kill_rejected(c, ct, "at once: its program was already running");
+}
+
+/* Admission error: logged once per container, listed per pod;
+ * on_error=reject arms the kill at the container's own first exec. */
+static void handle_error(struct controller *c, struct container *ct)
+{
 	if (ct->d.err_hotplug) {
 		/* Not an admission error: logged where the hotplug was seen
 		 * (controller_set_topology); recovery only says it once. */
@@ -451,32 +568,25 @@ static void handle_error(struct controller *c, struct container *ct)
 			log_warn("%s (%.12s): %s: %s; keeps running", ct->name,
 				 ct->info.container_id, policy_error_name(ct->d.err), ct->d.reason);
 		ct->error_logged = true;
+		note_pod_error(c, ct, policy_error_name(ct->d.err), ct->d.reason, "kept");
 		return;
 	}
 	if (!ct->error_logged) {
+		bool armed = ct->d.reject && !c->cfg->dry_run;
+
 		log_error("%s (%.12s): admission error %s: %s; %s", ct->name,
 			  ct->info.container_id, policy_error_name(ct->d.err), ct->d.reason,
-			  ct->d.reject ? "rejecting it" : "keeping it on the shared pool");
+			  armed ? "rejecting it at its first exec" :
+			  ct->d.reject ? "dry run: would reject it" : "keeping it on the shared pool");
 		ct->error_logged = true;
 		c->n.admission_errors[ct->d.err]++;
 		c->dirty = true;
 	}
+	note_pod_error(c, ct, policy_error_name(ct->d.err), ct->d.reason,
+		       ct->d.reject ? "rejected" : "shared");
 	if (!ct->d.reject || c->cfg->dry_run)
 		return;
-	if (!ct->killed && ct->meta.termination_log[0]) {
-		snprintf(msg, sizeof(msg), "cpusetd: %s: %s", policy_error_name(ct->d.err),
-			 ct->d.reason);
-		r = reject_write_message(c->cfg->kubelet_pods_dir, ct->meta.termination_log, msg);
-		if (r < 0)
-			log_warn("%s: cannot write termination message %s: %s", ct->name,
-				 ct->meta.termination_log, strerror(-r));
-	}
-	r = cgfs_kill(c->cg, ct->path);
-	if (r < 0)
-		log_warn("%s: killing rejected container failed: %s", ct->name, strerror(-r));
-	if (!ct->killed)
-		c->n.rejected++;
-	ct->killed = true;
+	arm_rejection(c, ct);
 }
 
 /* Admits a container seen by a mkdir event and converges. */
@@ -486,6 +596,7 @@ static int place(struct controller *c, struct container *ct, uint64_t event_ns)
 	struct policy_request req;
 	int r;
 
+	ct->state = CT_LIVE;
 	get_pools(c, &before);
 	request_of(c, ct, &req);
 	r = policy_admit(c->policy, &req, &ct->d);
@@ -503,12 +614,23 @@ static int place(struct controller *c, struct container *ct, uint64_t event_ns)
 	}
 	if (r == -ENOMEM)
 		return r;
-	log_decision(ct);
+	if (!ct->d.reject)
+		log_decision(ct);	/* a rejection is not a placement */
+	sync_placement_map(c, ct);
 	if (ct->d.err)
 		handle_error(c, ct);
-	sync_placement_map(c, ct);
 	c->dirty = true;
 	return 0;
+}
+
+/* Whether path is, right now, the cgroup the event was about (same
+ * kernfs id): a cgroup removed and made again under the same name is
+ * another one. */
+static bool same_cgroup(struct controller *c, const char *path, uint64_t cgroup_id)
+{
+	uint64_t id;
+
+	return cgfs_cgroup_id(c->cg, path, &id) == 0 && id == cgroup_id;
 }
 
 static int on_mkdir(struct controller *c, const struct cpusetd_event *ev)
@@ -521,6 +643,10 @@ static int on_mkdir(struct controller *c, const struct cpusetd_event *ev)
 		return 0;
 	if (strmap_get(c->by_path, ev->path))
 		return 0;	/* already known from a resync */
+	if (!same_cgroup(c, ev->path, ev->cgroup_id)) {
+		c->n.events_stale++;	/* gone already: its rmdir follows */
+		return 0;
+	}
 	ct = new_container(c, ev->path, &info, ev->cgroup_id);
 	if (!ct || strmap_put(c->by_path, ct->path, ct) < 0) {
 		container_free(ct);
@@ -528,37 +654,117 @@ static int on_mkdir(struct controller *c, const struct cpusetd_event *ev)
 	}
 	if (ct->meta.sandbox_id[0])
 		inherit_pod_annotations(ct, find_sandbox(c, ct->meta.sandbox_id));
+	/* Admitted before its first task: the window between the runtime's
+	 * mkdir and its init joining is when the set must land. */
 	r = place(c, ct, ev->ts_ns);
 	skip_sched_rebuild(c, ct);	/* after convergence: not on its clock */
 	return r;
 }
 
-static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
+/* Gives back what ct holds and converges the pools. 0 or -ENOMEM. */
+static int release(struct controller *c, struct container *ct, uint64_t event_ns)
 {
-	struct container *ct = strmap_del(c->by_path, ev->path);
 	struct pools before, after;
 	int r = 0;
 
-	if (!ct) {
-		controller_plan_forget(c, ev->path);	/* a pod or QoS slice */
-		return 0;
-	}
-	if (c->bpf && ct->cgroup_id)
-		bpf_events_del_placement(c->bpf, ct->cgroup_id);
-	if (c->tel && ct->cgroup_id)	/* after the placement: BPF would re-create it */
-		bpf_telemetry_forget_cgroup(c->tel, ct->cgroup_id);
-	log_info("%s (%.12s): gone", ct->name, ct->info.container_id);
 	get_pools(c, &before);
 	policy_release(c->policy, ct->info.container_id);
 	get_pools(c, &after);
 	if (!pools_equal(&before, &after)) {
 		r = resize_shared(c);
-		record_convergence(c, ev->ts_ns);
+		record_convergence(c, event_ns);
 		sync_shared_maps(c);
 	}
-	container_free(ct);
 	c->dirty = true;
 	return r == -ENOMEM ? r : 0;
+}
+
+static bool pod_has_cgroup(const char *pod_uid, void *ctx)
+{
+	const struct controller *c = ctx;
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (strmap_next(c->by_path, &it, &k, &v))
+		if (strcmp(((struct container *)v)->meta.pod_uid, pod_uid) == 0)
+			return true;
+	return false;
+}
+
+/* Errors live as long as their pod: until no container cgroup of it is
+ * left (the sandbox's goes last). O(errors x containers), only at rmdir
+ * of a container and when there are errors at all. */
+static void prune_errors(struct controller *c)
+{
+	if (pod_errors_count(c->errors) && pod_errors_prune(c->errors, pod_has_cgroup, c))
+		c->dirty = true;
+}
+
+static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
+{
+	struct container *ct = strmap_get(c->by_path, ev->path);
+	int r;
+
+	if (!ct) {
+		controller_plan_forget(c, ev->path);	/* a pod or QoS slice */
+		return 0;
+	}
+	if (ct->cgroup_id != ev->cgroup_id || same_cgroup(c, ev->path, ct->cgroup_id)) {
+		c->n.events_stale++;	/* an older cgroup of that name */
+		return 0;
+	}
+	strmap_del(c->by_path, ev->path);
+	if (c->bpf && ct->cgroup_id)
+		bpf_events_del_placement(c->bpf, ct->cgroup_id);
+	if (c->tel && ct->cgroup_id)	/* after the placement: BPF would re-create it */
+		bpf_telemetry_forget_cgroup(c->tel, ct->cgroup_id);
+	log_info("%s (%.12s): gone", ct->name, ct->info.container_id);
+	r = release(c, ct, ev->ts_ns);
+	container_free(ct);
+	prune_errors(c);
+	return r;
+}
+
+/*
+ * A container's first task appeared or its last exited (v1 and v2: the
+ * kernel's populated notification). The live cgroup decides, not the
+ * event: a container with no task holds nothing, one that gets a task
+ * again is admitted afresh. The container stays in the table (and its
+ * error listed) until its rmdir. 0 or -ENOMEM.
+ */
+static int on_populated(struct controller *c, const struct cpusetd_event *ev)
+{
+	struct container *ct = strmap_get(c->by_path, ev->path);
+	char cpus[CPULIST_MAX];
+	int live;
+
+	if (!ct || ct->cgroup_id != ev->cgroup_id)
+		return 0;	/* a pod or QoS level, or an older cgroup */
+	live = cgfs_populated(c->cg, ct->path);
+	if (live < 0)
+		return 0;	/* vanished: its rmdir follows */
+	if (live && !container_live(ct)) {
+		log_info("%s (%.12s): has a task again; admitting it", ct->name,
+			 ct->info.container_id);
+		return place(c, ct, ev->ts_ns);
+	}
+	if (live || !container_live(ct) || ev->arg)
+		return 0;
+	cpulist_format(&ct->d.cpus, cpus, sizeof(cpus));
+	ct->state = CT_EXITED;
+	ct->exec_pending = false;
+	sync_placement_map(c, ct);	/* kept: foreign writes still show */
+	if (ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE || ct->d.reject) {
+		policy_release(c->policy, ct->info.container_id);	/* frees nothing */
+		log_info("%s (%.12s): every task exited", ct->name, ct->info.container_id);
+		c->dirty = true;
+		return 0;
+	}
+	c->n.exited_released++;
+	log_notice("%s (%.12s): every task exited; %s cpus %s released", ct->name,
+		   ct->info.container_id, policy_kind_name(ct->d.kind), cpus);
+	return release(c, ct, ev->ts_ns);
 }
 
 /*
@@ -641,8 +847,12 @@ static int on_exec(struct controller *c, const struct cpusetd_event *ev)
 	uint64_t writes;
 	bool prev_known;
 
-	if (!ct)
+	if (!ct || !container_live(ct))
 		return 0;
+	if (ev->arg & CPUSETD_EXEC_KILLED) {
+		kill_rejected(c, ct, "at its first exec");	/* the rest of its tasks */
+		return 0;
+	}
 	ct->exec_pending = false;	/* BPF cleared verify_pending */
 	if (reclassify_from_cgroup(c, ct, ev->ts_ns) == -ENOMEM)
 		return -ENOMEM;
@@ -682,11 +892,118 @@ static int on_exec(struct controller *c, const struct cpusetd_event *ev)
 	return 0;
 }
 
+/* --- foreign writes --- */
+
+/*
+ * A writer that keeps undoing our set is a conflict, not a loop: more
+ * than RESTORES_MAX restores, each within RESTORES_WINDOW_NS of the one
+ * before, and the container is given up (write_conflict). A writer that
+ * comes back after a quiet window starts a new count.
+ */
+#define RESTORES_MAX		5
+#define RESTORES_WINDOW_NS	(60ULL * 1000000000ULL)
+
+/* The comm as a printable string (the writer names itself). */
+static void writer_comm(const struct cpusetd_event *ev, char *buf, size_t len)
+{
+	size_t n = strnlen(ev->comm, sizeof(ev->comm));
+
+	n = n < len - 1 ? n : len - 1;
+	memcpy(buf, ev->comm, n);
+	buf[n] = '\0';
+	log_sanitize(buf);
+}
+
+/* One more foreign write by comm, for status.json and the .prom export. */
+static void count_writer(struct controller *c, const char *comm)
+{
+	struct writer_count *w = strmap_get(c->writers, comm);
+
+	if (!w) {
+		w = calloc(1, sizeof(*w));
+		if (!w || strmap_put(c->writers, comm, w) < 0) {
+			free(w);
+			return;		/* ENOMEM: the total still counts */
+		}
+		snprintf(w->comm, sizeof(w->comm), "%s", comm);
+	}
+	w->writes++;
+}
+
+/* The fight is lost: say so once, list it, and stop restoring. */
+static void give_up(struct controller *c, struct container *ct, const char *comm,
+		    const struct cpusetd_event *ev, const char *file)
+{
+	char msg[256];
+
+	ct->conflict = true;
+	c->n.write_conflicts++;
+	snprintf(msg, sizeof(msg), "%s[%u] keeps writing %s (%u restores, each within %llu s); "
+		 "cpusetd no longer restores it", comm, ev->pid, file, ct->restores,
+		 RESTORES_WINDOW_NS / 1000000000ULL);
+	log_error("%s (%.12s): write conflict: %s", ct->name, ct->info.container_id, msg);
+	note_pod_error(c, ct, "write_conflict", msg, "conflict");
+}
+
+/*
+ * Another process wrote a managed container's cpuset.cpus or .mems
+ * (BPF: after the write went through). The file as it is now replaces
+ * what we believed, and the decision is written again where they differ,
+ * by the same rules as every write. Logged once per container and writer.
+ */
+static int on_cpuset_write(struct controller *c, const struct cpusetd_event *ev)
+{
+	struct container *ct = controller_find_id(c, ev->cgroup_id);
+	bool cpus = ev->arg == CPUSETD_FILE_CPUS;
+	const char *file = cpus ? "cpuset.cpus" : "cpuset.mems";
+	char comm[sizeof(ev->comm) + 1], wrote[80], now[CPULIST_MAX];
+	uint64_t writes, t = now_ns();
+
+	if (!ct || !container_live(ct) || ct->killed)
+		return 0;
+	writer_comm(ev, comm, sizeof(comm));
+	c->n.foreign_writes++;
+	count_writer(c, comm);
+	c->dirty = true;
+	if (ct->conflict || c->cfg->dry_run)
+		return 0;
+	if (cpus)
+		ct->cpus_known = cgfs_read_cpuset(c->cg, ct->path, CGFS_CPUS, &ct->cpus_applied) == 0;
+	else
+		ct->mems_known = cgfs_read_cpuset(c->cg, ct->path, CGFS_MEMS, &ct->mems_applied) == 0;
+	writes = c->n.cgroup_writes;
+	if (apply_one(c, ct) == -ENOMEM)
+		return -ENOMEM;
+	if (c->n.cgroup_writes == writes)
+		return 0;	/* it wrote what we want: nothing to undo */
+	c->n.foreign_restores++;
+	ct->restores = t - ct->last_restore_ns < RESTORES_WINDOW_NS ? ct->restores + 1 : 1;
+	ct->last_restore_ns = t;
+	snprintf(wrote, sizeof(wrote), "%.64s", ev->path);
+	wrote[strcspn(wrote, "\n")] = '\0';	/* echo's newline */
+	log_sanitize(wrote);
+	cpulist_format(cpus ? &ct->cpus_applied : &ct->mems_applied, now, sizeof(now));
+	if (strcmp(ct->writer_logged, comm) != 0) {
+		log_warn("%s (%.12s): %s[%u] wrote %s %s; restored %s", ct->name,
+			 ct->info.container_id, comm, ev->pid, file, wrote, now);
+		snprintf(ct->writer_logged, sizeof(ct->writer_logged), "%s", comm);
+	}
+	if (ct->restores >= RESTORES_MAX)
+		give_up(c, ct, comm, ev, file);
+	return 0;
+}
+
 int controller_handle(struct controller *c, const struct cpusetd_event *ev)
 {
 	c->n.events++;
 	if (!c->root[0])
 		return 0;
+	/* Queued before the latest resync began: it already read the live
+	 * tree, which this event can only describe less well. */
+	if (ev->ts_ns < c->resync_started_ns) {
+		c->n.events_stale++;
+		return 0;
+	}
 	switch (ev->type) {
 	case CPUSETD_EV_MKDIR:
 		return on_mkdir(c, ev);
@@ -694,6 +1011,10 @@ int controller_handle(struct controller *c, const struct cpusetd_event *ev)
 		return on_rmdir(c, ev);
 	case CPUSETD_EV_EXEC:
 		return on_exec(c, ev);
+	case CPUSETD_EV_POPULATED:
+		return on_populated(c, ev);
+	case CPUSETD_EV_CPUSET_WRITE:
+		return on_cpuset_write(c, ev);
 	default:
 		return 0;
 	}
@@ -759,6 +1080,7 @@ static int check_resize(struct controller *c, struct container *ct)
 	int r;
 
 	if (ct->meta.sandbox || ct->info.qos != CGFS_QOS_GUARANTEED || ct->killed ||
+	    !container_live(ct) ||
 	    ct->d.err || ct->d.kind == CPUSETD_KIND_ANNOTATED ||
 	    cgfs_read_cpu_quota(c->cg, ct->path, &quota, &period) < 0 || quota <= 0 || !period)
 		return 0;
@@ -852,6 +1174,12 @@ static int scan_one(const char *path, void *arg)
 	ct->mems_known = cgfs_read_cpuset(s->c->cg, path, CGFS_MEMS, &ct->mems_applied) == 0;
 	if (cgfs_read_running_cpus(s->c->cg, path, &ct->cpus_running) < 0)
 		cpumask_zero(&ct->cpus_running);
+	/* Recovery never admits a cgroup with no task: a stopped container
+	 * whose cgroup remains, or one whose runtime has not put its init
+	 * there yet; either is admitted at its first task (on_populated). */
+	if (cgfs_populated(s->c->cg, path) == 0)
+		ct->state = CT_WAITING;
+	container_started(s->c, ct);	/* BPF's lifecycle entry, made if missing */
 	/* The runtime's write already there: recovery plans over it. */
 	if (ct->runtime_write_pending && ct->meta.runtime_cpus[0] &&
 	    runtime_write_seen(ct, &ct->cpus_applied, ct->cpus_known))
@@ -937,6 +1265,24 @@ out:
 	return r;
 }
 
+/* recover() over the containers that have a task; the others hold
+ * nothing until they get one. 0 or -ENOMEM. */
+static int recover_live(struct controller *c, struct container **list, size_t n)
+{
+	struct container **live = calloc(n + 1, sizeof(*live));
+	size_t k = 0;
+	int r;
+
+	if (!live)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (container_live(list[i]))
+			live[k++] = list[i];
+	r = recover(c, live, k);
+	free(live);
+	return r;
+}
+
 /* Swaps in the scanned table, keeping per-container memory (errors
  * already logged) of containers that survived. */
 static int install_table(struct controller *c, struct container **list, size_t n)
@@ -951,6 +1297,12 @@ static int install_table(struct controller *c, struct container **list, size_t n
 		if (old && old->cgroup_id == list[i]->cgroup_id) {
 			list[i]->error_logged = old->error_logged && old->d.err == list[i]->d.err;
 			list[i]->killed = old->killed;
+			list[i]->message_written = old->message_written;
+			list[i]->restores = old->restores;
+			list[i]->last_restore_ns = old->last_restore_ns;
+			list[i]->conflict = old->conflict;
+			memcpy(list[i]->writer_logged, old->writer_logged,
+			       sizeof(list[i]->writer_logged));
 			list[i]->rebuild_skipped = old->rebuild_skipped;
 			/* A refused resize is not news after a resync either. */
 			list[i]->resize_refused_quota = old->resize_refused_quota;
@@ -982,9 +1334,26 @@ int controller_retry_resync(struct controller *c)
 	return c->resync_failed ? controller_resync(c) : 0;
 }
 
+/* One line per container whose CPUs the resync changed: where its tasks
+ * ran at the scan, and where they may run now. */
+static void log_corrected(struct controller *c, const struct container *ct)
+{
+	char was[CPULIST_MAX], now[CPULIST_MAX];
+	struct cpumask m;
+
+	if (!container_live(ct) || cgfs_read_running_cpus(c->cg, ct->path, &m) < 0 ||
+	    cpumask_equal(&m, &ct->cpus_running) || cpumask_empty(&ct->cpus_running))
+		return;
+	cpulist_format(&ct->cpus_running, was, sizeof(was));
+	cpulist_format(&m, now, sizeof(now));
+	log_notice("%s (%.12s): resync corrected cpus %s -> %s (%s)", ct->name,
+		   ct->info.container_id, was, now, policy_kind_name(ct->d.kind));
+}
+
 int controller_resync(struct controller *c)
 {
 	struct scan s = { .c = c };
+	uint64_t started = now_ns();
 	int r;
 
 	if (!c->root[0])
@@ -993,7 +1362,7 @@ int controller_resync(struct controller *c)
 	if (r == 0)
 		r = inherit_all(s.list, s.n);
 	if (r == 0)
-		r = recover(c, s.list, s.n);
+		r = recover_live(c, s.list, s.n);
 	if (r == 0)
 		r = install_table(c, s.list, s.n);
 	if (r < 0) {
@@ -1004,6 +1373,7 @@ int controller_resync(struct controller *c)
 		return r;
 	}
 	c->resync_failed = 0;
+	c->resync_started_ns = started;
 	/* Shared first: they leave reserved CPUs before exclusive ones land.
 	 * Slices and pods are re-read: anyone may have written them. */
 	controller_plan_reset(c);
@@ -1018,10 +1388,13 @@ int controller_resync(struct controller *c)
 		skip_sched_rebuild(c, ct);
 		/* Armed: a container caught between its mkdir and its first
 		 * exec may still get a set from its runtime. */
-		ct->exec_pending = true;
+		ct->exec_pending = container_live(ct);
 		sync_placement_map(c, ct);
 	}
+	for (size_t i = 0; i < s.n; i++)
+		log_corrected(c, s.list[i]);
 	free(s.list);
+	prune_errors(c);
 	c->n.resyncs++;
 	c->dirty = true;
 	log_info("resync: %zu containers under %s", s.n, c->root);
@@ -1043,7 +1416,8 @@ static void sync_cpu_owner(struct controller *c)
 	while (strmap_next(c->by_path, &it, &k, &v)) {
 		const struct container *ct = v;
 
-		if (ct->d.kind != CPUSETD_KIND_INTEGER || ct->d.err || !ct->cgroup_id)
+		if (ct->d.kind != CPUSETD_KIND_INTEGER || ct->d.err || !ct->cgroup_id ||
+		    !container_live(ct))
 			continue;
 		cpumask_for_each(cpu, &ct->d.cpus)
 			owners[cpu] = (struct cpusetd_cpu_owner){ .cgroup_id = ct->cgroup_id,

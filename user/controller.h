@@ -17,9 +17,24 @@
 #include "bpf_telemetry.h"
 #include "config.h"
 #include "meta.h"
+#include "pod_errors.h"
 #include "policy.h"
 #include "status.h"
 #include "topology.h"
+
+/*
+ * Whether a container holds a placement. The live kernel decides: a
+ * container cgroup with no task holds nothing (its CPUs go back to the
+ * pools), whether it never had one when a resync found it (the runtime
+ * between its mkdir and its first task, or a stopped container whose
+ * cgroup remains) or lost its last (BPF cgroup_notify_populated). It is
+ * admitted when a task appears.
+ */
+enum container_state {
+	CT_LIVE = 0,	/* admitted: its decision is in force */
+	CT_WAITING,	/* found empty at a resync: admitted at its first task */
+	CT_EXITED,	/* every task exited: released */
+};
 
 /* One container cgroup under the kubepods root. */
 struct container {
@@ -48,7 +63,22 @@ struct container {
 	bool rebuild_skipped;		/* cgfs_skip_sched_rebuild done */
 	int64_t resize_refused_quota;	/* in-place resize refused for this
 					 * limit (logged once); 0 = none */
+	enum container_state state;
+	bool reject_armed;		/* placement map says reject: BPF kills its
+					 * own exec (termination message written) */
+	bool message_written;		/* termination message written */
+	/* Foreign writes of its cpuset files (controller_defend.c). */
+	unsigned restores;		/* restores in the current fight */
+	uint64_t last_restore_ns;	/* CLOCK_MONOTONIC of the latest */
+	bool conflict;			/* gave up: a writer kept fighting */
+	char writer_logged[17];		/* comm of the writer logged last */
 };
+
+/* A container's decision is in force (it is not waiting or exited). */
+static inline bool container_live(const struct container *ct)
+{
+	return ct->state == CT_LIVE;
+}
 
 /*
  * Resize convergence histogram (the Prometheus export's
@@ -71,6 +101,20 @@ struct controller_counters {
 	uint64_t admission_errors[POLICY_ERR__COUNT];	/* by reason, once per container */
 	uint64_t conv_hist[CONTROLLER_CONV_BUCKETS + 1];
 	uint64_t conv_sum_ns;
+	/* Events dropped: queued before the latest resync, or for a cgroup
+	 * that is gone or has another id now. */
+	uint64_t events_stale;
+	/* Containers released because their last task exited. */
+	uint64_t exited_released;
+	/* Foreign cpuset writes: seen, undone, and containers given up
+	 * (write_conflict). By writer in controller.writers. */
+	uint64_t foreign_writes, foreign_restores, write_conflicts;
+};
+
+/* Foreign writes by one writer's comm (controller.writers). */
+struct writer_count {
+	char comm[17];
+	uint64_t writes;
 };
 
 struct controller {
@@ -89,6 +133,11 @@ struct controller {
 	uint64_t tel_pruned_at;		/* n.resyncs when telemetry was last pruned */
 	int resync_failed;		/* -errno of the last resync, 0 = it worked */
 	struct controller_plan *plan;	/* v2 hierarchical writes; NULL: every container */
+	uint64_t resync_started_ns;	/* CLOCK_MONOTONIC: older events are stale */
+	uint64_t self_mntns;		/* our mount namespace: the runtime's, for
+					 * cgroups made while we were down */
+	struct pod_errors *errors;	/* admission errors by namespace/pod/container */
+	struct strmap *writers;		/* comm -> struct writer_count */
 };
 
 /*
@@ -117,7 +166,13 @@ int controller_resync(struct controller *c);
  */
 int controller_retry_resync(struct controller *c);
 
-/* Handles one BPF event. Returns 0; -ENOMEM is the only fatal error. */
+/*
+ * Handles one BPF event. Every event is a hint to look: it changes the
+ * table only after the cgroup as it is now agrees (it exists, its id is
+ * the event's, its tasks are there or gone as the event says). Events
+ * stamped before the latest resync began are dropped (events_stale).
+ * Returns 0; -ENOMEM is the only fatal error.
+ */
 int controller_handle(struct controller *c, const struct cpusetd_event *ev);
 
 /*

@@ -237,7 +237,8 @@ static int build(struct controller *c)
 	p->gen++;
 	r = node_index(c, c->root);
 	while (r >= 0 && strmap_next(c->by_path, &it, &k, &v))
-		r = add_leaf(c, v);
+		if (container_live(v))	/* no task: nothing to plan for */
+			r = add_leaf(c, v);
 	return r < 0 ? r : 0;
 }
 

@@ -232,6 +232,24 @@ static void render_daemon(FILE *f, const struct export_view *v)
 	scalar(f, "cpusetd_hotplug_shortfalls_total", "counter",
 	       "Integer containers left with fewer CPUs than asked after a CPU went offline.",
 	       n->hotplug_shortfalls);
+	scalar(f, "cpusetd_events_stale_total", "counter",
+	       "Events dropped: queued before a resync, or for a cgroup that is gone or was made again.",
+	       n->events_stale);
+	scalar(f, "cpusetd_exited_released_total", "counter",
+	       "Exclusive or annotated containers whose CPUs were released because every task exited.",
+	       n->exited_released);
+	scalar(f, "cpusetd_foreign_write_restores_total", "counter",
+	       "Foreign cpuset writes undone by writing the placement again.", n->foreign_restores);
+	scalar(f, "cpusetd_write_conflicts_total", "counter",
+	       "Containers given up after a writer kept overwriting their cpuset (write_conflict).",
+	       n->write_conflicts);
+	family(f, "cpusetd_foreign_cpuset_writes_total", "counter",
+	       "Writes of a managed container's cpuset.cpus/cpuset.mems by another process, by its comm.");
+	for (size_t i = 0; i < v->n_writers; i++) {
+		fputs("cpusetd_foreign_cpuset_writes_total{", f);
+		put_label(f, "comm", v->writers[i].comm, true);
+		fprintf(f, "} %llu\n", (unsigned long long)v->writers[i].writes);
+	}
 	scalar(f, "cpusetd_telemetry_available", "gauge",
 	       "1 when the BPF telemetry maps were read for this file.", v->telemetry != NULL);
 	family(f, "cpusetd_resize_convergence_seconds", "histogram",
@@ -353,6 +371,30 @@ static void render_errors(FILE *f, const struct export_view *v)
 		put_label(f, "reason", ct->error, false);
 		put_label(f, "action", ct->error_action, false);
 		fputs("} 1\n", f);
+	}
+	family(f, "cpusetd_pod_admission_error_attempts", "gauge",
+	       "Attempts (container IDs) of a pod's container that hit an admission error; kept until the pod is gone.");
+	for (size_t i = 0; i < v->n_pod_errors; i++) {
+		const struct pod_error *e = v->pod_errors[i];
+
+		fputs("cpusetd_pod_admission_error_attempts{", f);
+		put_label(f, "namespace", e->namespace_, true);
+		put_label(f, "pod", e->pod, false);
+		put_label(f, "container", e->container, false);
+		put_label(f, "reason", e->reason, false);
+		put_label(f, "action", e->action, false);
+		fprintf(f, "} %llu\n", (unsigned long long)e->attempts);
+	}
+	family(f, "cpusetd_pod_admission_error_last_timestamp_seconds", "gauge",
+	       "Unix time of the latest attempt of a pod's container that hit an admission error.");
+	for (size_t i = 0; i < v->n_pod_errors; i++) {
+		const struct pod_error *e = v->pod_errors[i];
+
+		fputs("cpusetd_pod_admission_error_last_timestamp_seconds{", f);
+		put_label(f, "namespace", e->namespace_, true);
+		put_label(f, "pod", e->pod, false);
+		put_label(f, "container", e->container, false);
+		fprintf(f, "} %.3f\n", e->last);
 	}
 }
 

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "cpumask.h"
+#include "pod_errors.h"
 #include "telemetry.h"
 
 /* A histogram with fixed upper bounds. bucket[i] counts the samples
@@ -53,6 +54,14 @@ struct export_counters {
 	uint64_t exec_reapplied, rejected;
 	uint64_t inplace_resizes, inplace_resizes_refused;
 	uint64_t hotplug_changes, hotplug_replacements, hotplug_shortfalls;
+	uint64_t events_stale, exited_released;
+	uint64_t foreign_restores, write_conflicts;
+};
+
+/* Foreign cpuset writes by one writer (its comm: untrusted, escaped). */
+struct export_writer {
+	const char *comm;
+	uint64_t writes;
 };
 
 struct export_view {
@@ -66,6 +75,12 @@ struct export_view {
 	const uint64_t *error_counts;		/* admissions refused, by reason */
 	size_t n_error_reasons;
 	struct export_counters n;
+	/* Admission errors per namespace/pod/container (pod_errors.h), kept
+	 * until the pod is gone, in name order. */
+	const struct pod_error *const *pod_errors;
+	size_t n_pod_errors;
+	const struct export_writer *writers;	/* foreign writers */
+	size_t n_writers;
 	struct export_hist convergence;	/* event -> no shared container overlaps */
 	double last_sync_s;		/* unix seconds; 0 = never */
 	/* NULL: no telemetry (no BPF maps); the rest is still written. */

@@ -16,6 +16,7 @@
 #include "export_prom.h"
 #include "export_textfile.h"
 #include "files.h"
+#include "strmap.h"
 #include "log.h"
 #include "strmap.h"
 
@@ -190,7 +191,10 @@ static void fill_view(const struct export_textfile *e, const struct controller *
 		       .inplace_resizes_refused = n->inplace_resizes_refused,
 		       .hotplug_changes = n->hotplug_changes,
 		       .hotplug_replacements = n->hotplug_replacements,
-		       .hotplug_shortfalls = n->hotplug_shortfalls },
+		       .hotplug_shortfalls = n->hotplug_shortfalls,
+		       .events_stale = n->events_stale, .exited_released = n->exited_released,
+		       .foreign_restores = n->foreign_restores,
+		       .write_conflicts = n->write_conflicts },
 		.convergence = { .n = CONTROLLER_CONV_BUCKETS, .le_ns = controller_conv_le_ns,
 				 .bucket = n->conv_hist, .sum_ns = n->conv_sum_ns },
 		.last_sync_s = e->last_sync_s,
@@ -212,6 +216,38 @@ static unsigned n_cpus_of(const struct controller *c)
 	return (unsigned)(last + 1);
 }
 
+/* The pod errors in name order, and the foreign writers, as the view
+ * wants them (arrays the caller frees). 0 or -ENOMEM. */
+static int gather_extras(const struct controller *c, struct export_view *v,
+			 const struct pod_error ***ret_errs, struct export_writer **ret_w)
+{
+	size_t ne = pod_errors_count(c->errors), nw = strmap_count(c->writers), i = 0;
+	const struct pod_error **errs = calloc(ne + 1, sizeof(*errs));
+	struct export_writer *w = calloc(nw + 1, sizeof(*w));
+	const struct pod_error *e;
+	const char *k;
+	void *val;
+
+	if (!errs || !w) {
+		free(errs);
+		free(w);
+		return -ENOMEM;
+	}
+	while (i < ne && (e = pod_errors_next(c->errors, &i)))
+		errs[i - 1] = e;
+	v->pod_errors = errs;
+	v->n_pod_errors = i;
+	i = 0;
+	for (size_t it = 0; i < nw && strmap_next(c->writers, &it, &k, &val); i++)
+		w[i] = (struct export_writer){ .comm = ((struct writer_count *)val)->comm,
+					       .writes = ((struct writer_count *)val)->writes };
+	v->writers = w;
+	v->n_writers = i;
+	*ret_errs = errs;
+	*ret_w = w;
+	return 0;
+}
+
 /* Renders c (and the telemetry, if any) into *ret_text / *ret_len. */
 static int render(const struct export_textfile *e, const struct controller *c,
 		  char **ret_text, size_t *ret_len)
@@ -219,14 +255,20 @@ static int render(const struct export_textfile *e, const struct controller *c,
 	const char *reasons[POLICY_ERR__COUNT];
 	struct telemetry_snapshot snap = { 0 };
 	struct export_container *cts = NULL;
+	const struct pod_error **errs = NULL;
+	struct export_writer *writers = NULL;
 	struct export_view v;
 	bool have_snap = false;
 	int r;
 
 	fill_view(e, c, reasons, &v);
 	r = gather_containers(c, &cts, &v.n_containers);
-	if (r < 0)
+	if (r == 0)
+		r = gather_extras(c, &v, &errs, &writers);
+	if (r < 0) {
+		free(cts);
 		return r;
+	}
 	v.containers = cts;
 	if (e->read) {
 		r = e->read(e->ctx, n_cpus_of(c), &snap);
@@ -239,6 +281,8 @@ static int render(const struct export_textfile *e, const struct controller *c,
 	if (have_snap && e->free_fn)
 		e->free_fn(&snap);
 	free(cts);
+	free(errs);
+	free(writers);
 	return r;
 }
 

@@ -44,3 +44,10 @@ void log_msg(int level, const char *fmt, ...)
 	fputc('\n', stderr);
 	errno = saved;
 }
+
+void log_sanitize(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}

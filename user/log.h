@@ -17,6 +17,14 @@ int log_parse_level(const char *s, int *ret);
 /* printf-style; appends a newline. Never fails, never changes errno. */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * Replaces control characters (< 0x20, 0x7f) in s by '?', in place, so
+ * that a value from a pod or another process (names, a writer's comm, a
+ * written cpulist) cannot forge a log line or break a one-line message.
+ * Cannot fail.
+ */
+void log_sanitize(char *s);
+
 #define log_error(...)	log_msg(LOG_ERR, __VA_ARGS__)
 #define log_warn(...)	log_msg(LOG_WARNING, __VA_ARGS__)
 #define log_notice(...)	log_msg(LOG_NOTICE, __VA_ARGS__)

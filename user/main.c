@@ -488,9 +488,13 @@ static int start(struct daemon *d)
 		log_error("epoll/signalfd: %s", strerror(-r));
 		return r;
 	}
-	log_info("cpuset on %s (hierarchy %d), BPF attached via %s, kubepods root %s",
-		 m.cpuset_mnt, m.cpuset_hierarchy_id, bpf_events_attach_mode(d->bpf),
+	log_info("cpuset on %s (hierarchy %d), BPF attached via %s, foreign writes via %s, "
+		 "kubepods root %s", m.cpuset_mnt, m.cpuset_hierarchy_id,
+		 bpf_events_attach_mode(d->bpf), bpf_events_write_hook(d->bpf),
 		 root[0] ? root : "(not there yet)");
+	if (strcmp(bpf_events_write_hook(d->bpf), "none") == 0)
+		log_warn("no BPF hook on cpuset writes attached: a foreign write is undone only "
+			 "at the container's exec or the next resync (SIGHUP)");
 	if (root[0]) {
 		r = controller_resync(&d->ctl);
 		if (r < 0) {

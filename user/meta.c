@@ -569,15 +569,6 @@ int meta_load(const char *const *templates, unsigned n_templates,
 	return 0;
 }
 
-/* Replaces control characters by '?', so that pod-supplied names cannot
- * forge log lines or break the one-line termination message. */
-static void sanitize(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
-}
-
 void meta_name(const struct pod_meta *m, const char *container_id, char *buf, size_t len)
 {
 	char id[13] = "?";
@@ -594,5 +585,5 @@ void meta_name(const struct pod_meta *m, const char *container_id, char *buf, si
 	snprintf(buf, len, "%s/%s/%s",
 		 m->namespace_[0] ? m->namespace_ : "?",
 		 m->pod_name[0] ? m->pod_name : "?", ctr);
-	sanitize(buf);
+	log_sanitize(buf);	/* pod-supplied: no forged log lines */
 }

@@ -59,6 +59,7 @@ static json_object *daemon_obj(const struct controller *c)
 	add(o, "cgroup_mode", json_object_new_string(mode_name(cgfs_mounts(c->cg)->mode)));
 	add(o, "kubepods_root", json_object_new_string(c->root));
 	add(o, "bpf_attach", json_object_new_string(c->bpf ? bpf_events_attach_mode(c->bpf) : "none"));
+	add(o, "write_hook", json_object_new_string(c->bpf ? bpf_events_write_hook(c->bpf) : "none"));
 	add(o, "dry_run", json_object_new_boolean(c->cfg->dry_run));
 	add(o, "on_error", json_object_new_string(
 		c->cfg->policy.on_error == POLICY_ON_ERROR_SHARED ? "shared" : "reject"));
@@ -67,16 +68,10 @@ static json_object *daemon_obj(const struct controller *c)
 	return o;
 }
 
-static json_object *error_obj(const struct container *ct, bool full)
+static json_object *error_obj(const struct container *ct)
 {
 	json_object *o = json_object_new_object();
 
-	if (full) {
-		add(o, "container_id", json_object_new_string(ct->info.container_id));
-		add(o, "namespace", json_object_new_string(ct->meta.namespace_));
-		add(o, "pod", json_object_new_string(ct->meta.pod_name));
-		add(o, "container", json_object_new_string(ct->meta.container_name));
-	}
 	add(o, "reason", json_object_new_string(policy_error_name(ct->d.err)));
 	add(o, "message", json_object_new_string(ct->d.reason));
 	/* kept: a hotplug error on a placed container, which keeps running
@@ -84,6 +79,32 @@ static json_object *error_obj(const struct container *ct, bool full)
 	add(o, "action", json_object_new_string(ct->d.reject ? "rejected" :
 						ct->d.err_hotplug ? "kept" : "shared"));
 	return o;
+}
+
+/* One entry of the per-pod error table (pod_errors.h). */
+static json_object *pod_error_obj(const struct pod_error *e)
+{
+	json_object *o = json_object_new_object();
+
+	add(o, "namespace", json_object_new_string(e->namespace_));
+	add(o, "pod", json_object_new_string(e->pod));
+	add(o, "container", json_object_new_string(e->container));
+	add(o, "pod_uid", json_object_new_string(e->pod_uid));
+	add(o, "container_id", json_object_new_string(e->container_id));
+	add(o, "reason", json_object_new_string(e->reason));
+	add(o, "message", json_object_new_string(e->message));
+	add(o, "action", json_object_new_string(e->action));
+	add(o, "attempts", json_object_new_uint64(e->attempts));
+	add(o, "first", json_object_new_double(e->first));
+	add(o, "last", json_object_new_double(e->last));
+	return o;
+}
+
+static const char *state_name(const struct container *ct)
+{
+	if (ct->killed)
+		return "rejected";
+	return ct->state == CT_WAITING ? "waiting" : ct->state == CT_EXITED ? "exited" : "placed";
 }
 
 static json_object *container_obj(const struct controller *c, const struct container *ct)
@@ -104,7 +125,8 @@ static json_object *container_obj(const struct controller *c, const struct conta
 	add(o, "cpus", cpumask_json(&ct->d.cpus));
 	add(o, "mems", cpumask_json(&ct->d.mems));
 	add(o, "cgroup", json_object_new_string(ct->path));
-	add(o, "error", ct->d.err ? error_obj(ct, false) : NULL);
+	add(o, "state", json_object_new_string(state_name(ct)));
+	add(o, "error", ct->d.err ? error_obj(ct) : NULL);
 	add(o, "decision", status_decision_obj(c, ct));
 	return o;
 }
@@ -127,6 +149,25 @@ static json_object *counters_obj(const struct controller_counters *n)
 	add(o, "hotplug_changes", json_object_new_uint64(n->hotplug_changes));
 	add(o, "hotplug_replacements", json_object_new_uint64(n->hotplug_replacements));
 	add(o, "hotplug_shortfalls", json_object_new_uint64(n->hotplug_shortfalls));
+	add(o, "events_stale", json_object_new_uint64(n->events_stale));
+	add(o, "exited_released", json_object_new_uint64(n->exited_released));
+	add(o, "foreign_writes", json_object_new_uint64(n->foreign_writes));
+	add(o, "foreign_restores", json_object_new_uint64(n->foreign_restores));
+	add(o, "write_conflicts", json_object_new_uint64(n->write_conflicts));
+	return o;
+}
+
+/* Foreign cpuset writes by writer: {"<comm>": N, ...}. */
+static json_object *writers_obj(const struct controller *c)
+{
+	json_object *o = json_object_new_object();
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (strmap_next(c->writers, &it, &k, &v))
+		add(o, ((struct writer_count *)v)->comm,
+		    json_object_new_uint64(((struct writer_count *)v)->writes));
 	return o;
 }
 
@@ -169,12 +210,14 @@ static json_object *build(const struct controller *c)
 		const struct container *ct = v;
 
 		json_object_array_add(list, container_obj(c, ct));
-		if (ct->d.err)
-			json_object_array_add(errors, error_obj(ct, true));
 	}
+	it = 0;
+	for (const struct pod_error *e; (e = pod_errors_next(c->errors, &it));)
+		json_object_array_add(errors, pod_error_obj(e));
 	add(o, "containers", list);
 	add(o, "errors", errors);
 	add(o, "counters", counters_obj(&c->n));
+	add(o, "foreign_writers", writers_obj(c));
 	add(o, "convergence", convergence_obj(c));
 	return o;
 }
