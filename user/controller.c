@@ -598,6 +598,7 @@ static int place(struct controller *c, struct container *ct, uint64_t event_ns)
 
 	ct->state = CT_LIVE;
 	get_pools(c, &before);
+	policy_release(c->policy, ct->info.container_id);	/* admitted again */
 	request_of(c, ct, &req);
 	r = policy_admit(c->policy, &req, &ct->d);
 	if (r == -ENOMEM)
@@ -756,7 +757,7 @@ static int on_populated(struct controller *c, const struct cpusetd_event *ev)
 	ct->exec_pending = false;
 	sync_placement_map(c, ct);	/* kept: foreign writes still show */
 	if (ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE || ct->d.reject) {
-		policy_release(c->policy, ct->info.container_id);	/* frees nothing */
+		/* Holds nothing: its policy entry stays, for explain. */
 		log_info("%s (%.12s): every task exited", ct->name, ct->info.container_id);
 		c->dirty = true;
 		return 0;

@@ -138,8 +138,9 @@ it_cleanup() {
 	rm -rf "$IT_WORK"
 }
 
-# cid NAME: a stable 64-hex container ID for a name.
-cid() { printf '%s-%s' "$1" "$$" | sha256sum | cut -c1-64; }
+# cid NAME: a stable 64-hex container ID for a name. IT_ATTEMPT=N makes
+# another ID for the same name: kubelet's next attempt of a container.
+cid() { printf '%s-%s%s' "$1" "$$" "${IT_ATTEMPT:+#$IT_ATTEMPT}" | sha256sum | cut -c1-64; }
 # uid NAME: a pod UID (UUID form).
 uid() { printf '%s-%s' "$1" "$$" | md5sum | sed -E 's/^(.{8})(.{4})(.{4})(.{4})(.{12}).*/\1-\2-\3-\4-\5/'; }
 

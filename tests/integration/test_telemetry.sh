@@ -9,7 +9,7 @@ IT_OUT=${1:-build}
 it_start telemetry kubepods
 command -v stress-ng >/dev/null || it_skip_all "stress-ng missing (make deps)"
 command -v bpftool >/dev/null || it_skip_all "bpftool missing (make deps)"
-TEL=$IT_PIN/v2
+TEL=$IT_PIN/v3
 
 # --- bpftool readers: .formatted is the BTF view (named fields) ---
 dump() { bpftool -j map dump pinned "$TEL/$1" 2>/dev/null; }
@@ -56,7 +56,7 @@ busy_pid() { grep -vx "$(pid_of "$1" "$2")" "$(cg_dir "$1" "$2")/cgroup.procs" |
 # CPU 0 reserved for the system, so the integer container gets CPU 1.
 check "daemon starts with telemetry" daemon_start "$ROOT" --reserved-cpus 0 --export-interval 1
 check "telemetry attached via tp_btf" wait_for 5 grep -q "telemetry attached via tp_btf" "$IT_WORK/daemon.log"
-check "every telemetry map is pinned under v2/" bash -c \
+check "every telemetry map is pinned under v3/" bash -c \
 	"for m in cpu_stats cgroup_stats cpu_owner foreign cpu_node; do [ -e $TEL/\$m ] || exit 1; done"
 
 pod_start s1 burstable 500
@@ -101,10 +101,15 @@ busy s1 app
 wait_for 5 test -n "$(busy_pid s1 app)"
 check "shared container placed on the pool (CPU 0)" allowed_is s1 app 0
 check "no violation while it stays on its pool" test "$(cg_stat "$S1" violations)" = 0
+# The daemon undoes a foreign write at once: stopped, it cannot, while
+# its BPF programs go on counting.
+kill -STOP "$IT_DAEMON"
 echo 0-1 >"$(cg_dir s1 app)/cpuset.cpus"
 taskset -pc 1 "$(busy_pid s1 app)" >/dev/null
 check "escaped shared container counted as a placement violation" wait_for 5 cg_stat_gt "$S1" violations 0
 check "... on CPU 1" test "$(cg_stat "$S1" last_violation_cpu)" = 1
+kill -CONT "$IT_DAEMON"
+check "the foreign write is undone once the daemon runs" wait_for 5 allowed_is s1 app 0
 # Counted from its first exec on: before it, runc may have written the
 # parent's set over ours, which the exec check repairs (a real, brief
 # violation; README "Telemetry maps").
