@@ -1,6 +1,7 @@
 # cpusetd build. Everything goes to build/; quiet unless V=1.
 #   make            build/cpusetd, build/cpusetctl, tests
 #   make check      every test (unit + integration + VM lane); run as root
+#   make check-stress  the same while stress-ng loads every CPU (tests/stress.sh)
 #   make vm-check   the VM lane only (qemu, Debian kernel, cgroup v2, NUMA, SMT);
 #                   VM_TESTS="test_a test_b" runs a subset
 #   make demo       the main job on real runc containers; run as root
@@ -63,7 +64,7 @@ DAEMON_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(DAEMON_SRCS))
 CTL_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(CTL_SRCS))
 TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
-.PHONY: all check unit integration vm-check demo bench install clean help deps
+.PHONY: all check check-stress unit integration vm-check demo bench install clean help deps
 all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(TESTS)
 
 $(OUT)/vmlinux.h:
@@ -125,6 +126,11 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/run-all.sh $(OUT)
 
+# make check with every CPU busy: races hide under load too.
+check-stress: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/stress.sh $(OUT)
+
 unit: $(TESTS)
 	$(Q)tests/run-all.sh $(OUT) unit
 
@@ -158,4 +164,4 @@ clean:
 	rm -rf $(OUT)
 
 help:
-	@sed -n '2,11s/^# //p' Makefile
+	@sed -n '2,12s/^# //p' Makefile

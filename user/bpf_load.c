@@ -54,15 +54,28 @@ void bpf_load_route_print(void)
  * BPF_TRACE_RAW_TP and attach_btf_id = the btf_trace_<tp> typedef.
  * Cannot fail: any error means "no".
  */
-static bool probe_tp_btf(const struct btf *vmlinux, const char *tp)
+/*
+ * Loads "return 0" as a BPF_PROG_TYPE_TRACING program of attach type
+ * type on the vmlinux BTF type btf_id: the kernel checks that it can
+ * attach there. Returns the program fd or the -errno of the load.
+ */
+static int load_trivial_tracing(enum bpf_attach_type type, int btf_id)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, opts,
-		.expected_attach_type = BPF_TRACE_RAW_TP,
+		.expected_attach_type = type,
+		.attach_btf_id = (__u32)btf_id,
 	);
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
+
+	return bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns,
+			     sizeof(insns) / sizeof(insns[0]), &opts);
+}
+
+static bool probe_tp_btf(const struct btf *vmlinux, const char *tp)
+{
 	char name[128];
 	int id, fd;
 
@@ -74,9 +87,7 @@ static bool probe_tp_btf(const struct btf *vmlinux, const char *tp)
 		log_debug("bpf: no BTF typedef %s: tp_btf unavailable", name);
 		return false;
 	}
-	opts.attach_btf_id = id;
-	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns,
-			   sizeof(insns) / sizeof(insns[0]), &opts);
+	fd = load_trivial_tracing(BPF_TRACE_RAW_TP, id);
 	if (fd < 0) {
 		log_debug("bpf: tp_btf probe for %s failed: %s", tp, strerror(-fd));
 		return false;
@@ -113,13 +124,6 @@ cleanup:
 
 bool bpf_load_probe_fexit(const char *func)
 {
-	LIBBPF_OPTS(bpf_prog_load_opts, opts,
-		.expected_attach_type = BPF_TRACE_FEXIT,
-	);
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
 	struct btf *vmlinux = NULL;
 	int id, fd = -1, link = -1;
 	bool ok = false;
@@ -132,9 +136,7 @@ bool bpf_load_probe_fexit(const char *func)
 		log_debug("bpf: no BTF for function %s: fexit unavailable", func);
 		goto cleanup;
 	}
-	opts.attach_btf_id = id;
-	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns,
-			   sizeof(insns) / sizeof(insns[0]), &opts);
+	fd = load_trivial_tracing(BPF_TRACE_FEXIT, id);
 	if (fd < 0) {
 		log_debug("bpf: fexit probe load for %s failed: %s", func, strerror(-fd));
 		goto cleanup;

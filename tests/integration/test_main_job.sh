@@ -122,6 +122,8 @@ check "while down, a new shared container runs everywhere" wait_for 5 allowed_is
 daemon_start "$ROOT"
 check "after restart: the integer container did not move" wait_for 5 allowed_is g4 app 0
 check "after restart: the shared container started while down is corrected" wait_for 5 allowed_is s3 app 1
+check "after restart: the correction is logged with the old and new set" \
+	grep -q 'demo/s3/app ([0-9a-f]*): resync corrected cpus 0-1 -> 1 (shared)' "$IT_WORK/daemon.log"
 check "after restart: older shared containers keep the right pool" wait_for 5 allowed_is s1 app 1
 check "after restart: every container accounted for" bash -c \
 	"[ \$(jq '.containers | length' $IT_WORK/state/status.json) -eq \$($IT_RUNC list -q | wc -l) ]"

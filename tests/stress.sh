@@ -1,0 +1,18 @@
+#!/bin/bash
+# make check-stress: every test of `make check` while stress-ng keeps both
+# CPUs of this 2-CPU machine busy (one CPU hog per CPU, nice 0, as busy
+# application pods would). A check that passes quietly and fails here
+# raced something: the daemon, a runtime or the test itself.
+#   tests/stress.sh BUILD_DIR
+set -u
+out=${1:-build}
+cd "$(dirname "$0")/.." || exit 1
+command -v stress-ng >/dev/null || { echo "not ok - stress-ng missing (make deps)"; exit 1; }
+stress-ng --cpu "$(nproc)" --timeout 0 --quiet &
+hog=$!
+trap 'kill $hog 2>/dev/null; wait $hog 2>/dev/null' EXIT
+# Running before the first test starts: the load is there from the start.
+sleep 1
+kill -0 $hog || { echo "not ok - stress-ng did not start"; exit 1; }
+echo "# stress-ng --cpu $(nproc) running as pid $hog"
+tests/run-all.sh "$out"
