@@ -1500,9 +1500,14 @@ static void refresh_container(struct controller *c, struct container *ct)
 	if (ct->killed || policy_decision_get(c->policy, ct->info.container_id, &d) < 0)
 		return;
 	ct->error_logged = ct->error_logged && d.err == ct->d.err;
+	if (ct->d.err_hotplug && !d.err)	/* its CPUs are back: listed no more */
+		pod_errors_forget(c->errors, ct->meta.namespace_, ct->meta.pod_name,
+				  ct->meta.sandbox ? "POD" : ct->meta.container_name);
 	ct->d = d;
-	if (d.err_hotplug)
+	if (d.err_hotplug) {
 		ct->error_logged = true;	/* log_hotplug said it */
+		note_pod_error(c, ct, policy_error_name(d.err), d.reason, "kept");
+	}
 }
 
 /* Pooled first: integer containers' replacements come out of the pool. */

@@ -102,6 +102,21 @@ const struct pod_error *pod_errors_get(const struct pod_errors *t, const char *n
 	return strmap_get(t->by_key, key);
 }
 
+bool pod_errors_forget(struct pod_errors *t, const char *namespace_, const char *pod,
+		       const char *container)
+{
+	char key[POD_ERRORS_KEY_MAX];
+	struct pod_error *e;
+
+	key_of(namespace_, pod, container, key, sizeof(key));
+	e = strmap_del(t->by_key, key);
+	if (!e)
+		return false;
+	free(e);
+	stale(t);
+	return true;
+}
+
 size_t pod_errors_prune(struct pod_errors *t, bool (*alive)(const char *pod_uid, void *ctx),
 			void *ctx)
 {

@@ -48,6 +48,13 @@ void pod_errors_free(struct pod_errors *t);
  */
 int pod_errors_note(struct pod_errors *t, const struct pod_error *e, double now);
 
+/*
+ * Drops the entry of namespace/pod/container (an error that cleared: a
+ * CPU back online). Returns true when there was one. Cannot fail.
+ */
+bool pod_errors_forget(struct pod_errors *t, const char *namespace_, const char *pod,
+		       const char *container);
+
 /* The entry of namespace/pod/container, or NULL. */
 const struct pod_error *pod_errors_get(const struct pod_errors *t, const char *namespace_,
 				       const char *pod, const char *container);

@@ -15,7 +15,7 @@ IT_OUT=${1:-build}
 . tests/integration/lib.sh
 . tests/vm/vmlib.sh
 vm_start telemetry kubepods
-TEL=$IT_PIN/v2
+TEL=$IT_PIN/v3
 PROM=$IT_WORK/prom/cpusetd.prom
 
 dump() { bpftool -j map dump pinned "$TEL/$1" 2>/dev/null; }
