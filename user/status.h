@@ -10,6 +10,7 @@
  *   "updated": <unix seconds, float>,
  *   "daemon": {"pid": N, "cgroup_mode": "v1"|"hybrid"|"v2",
  *              "kubepods_root": "/kubepods", "bpf_attach": "tp_btf"|"raw_tp",
+ *              "write_hook": "fexit"|"kprobe"|"syscall"|"none",
  *              "dry_run": bool, "on_error": "reject"|"shared",
  *              "min_shared_cpus": N,
  *              "allocation": {"engine": "koordinator"|"kubelet",
@@ -36,6 +37,9 @@
  *      "kind": "shared"|"integer"|"annotated"|"be",
  *      "qos_class": "LSE"|"LSR"|"LS"|"BE"|"SYSTEM"|"", "cpus": "<cpulist>",
  *      "mems": "<cpulist>" ("" = left as is), "cgroup": "<path>",
+ *      "state": "placed"|"waiting"|"exited"|"rejected"
+ *               (waiting: no task yet at a resync; exited: every task
+ *                gone, holds nothing; rejected: killed for its error),
  *      "error": null | {"reason": "<label>", "message": "...",
  *                       "action": "rejected"|"shared"|"kept"},
  *               (kept: a CPU hotplug error, reason cpu_offline or
@@ -49,14 +53,21 @@
  *                   "pod_affinity": bool, "numa_nodes": "<node list>",
  *                   "annotations": {"<key>": "<value as given>", ...}}
  *                  (user/status_detail.h)}, ...],
- *   "errors": [ {"container_id", "namespace", "pod", "container",
- *                "reason", "message", "action"}, ...],
+ *   "errors": [ {"namespace", "pod", "container", "pod_uid",
+ *                "container_id" (latest attempt), "reason", "message",
+ *                "action": "rejected"|"shared"|"kept"|"conflict",
+ *                "attempts": N, "first": <unix s>, "last": <unix s>}, ...]
+ *             (per namespace/pod/container, kept until the pod's last
+ *              cgroup is gone: user/pod_errors.h),
  *   "counters": {"events": N, "events_lost": N, "resyncs": N, "resync_failures": N,
  *                "cgroup_writes": N, "cgroup_write_errors": N,
  *                "exec_reapplied": N, "rejected": N, "resizes": N,
  *                "inplace_resizes": N, "inplace_resizes_refused": N,
  *                "hotplug_changes": N, "hotplug_replacements": N,
- *                "hotplug_shortfalls": N},
+ *                "hotplug_shortfalls": N, "events_stale": N,
+ *                "exited_released": N, "foreign_writes": N,
+ *                "foreign_restores": N, "write_conflicts": N},
+ *   "foreign_writers": {"<comm>": N, ...},
  *   "convergence": {"count": N, "last_ns": N,
  *                   "recent_ns": [N, ...]}   (newest last, at most 1024)
  * }
