@@ -84,6 +84,27 @@ static int check_cores(const struct alloc_topo *t)
 	return 0;
 }
 
+/*
+ * cpus_per_core is the widest core, not CPUs / cores (kubelet's and
+ * Koordinator's CPUsPerCore): one offline sibling on SMT4 makes that
+ * 255 / 64 = 3, so full-pcpus-only let 15 CPUs through and refused 16, and
+ * a hybrid part (2-thread and 1-thread cores) got 1, no SMT at all.
+ * narrow collects the cores below that width, which no whole-core answer
+ * can use.
+ */
+static void smt_width(struct alloc_topo *t)
+{
+	for (unsigned c = 0; c < t->n_cores; c++) {
+		unsigned w = cpumask_weight(&t->core_cpus[c]);
+
+		if (w > t->cpus_per_core)
+			t->cpus_per_core = w;
+	}
+	for (unsigned c = 0; c < t->n_cores; c++)
+		if (cpumask_weight(&t->core_cpus[c]) < t->cpus_per_core)
+			cpumask_or(&t->narrow, &t->narrow, &t->core_cpus[c]);
+}
+
 int alloc_topo_build(const struct alloc_cpu_desc *cpus, size_t n, struct alloc_topo *ret)
 {
 	long *ids[4];
@@ -134,7 +155,7 @@ int alloc_topo_build(const struct alloc_cpu_desc *cpus, size_t n, struct alloc_t
 		if (ret->uncore_of[cpu] != ALLOC_NONE)
 			cpumask_set(&ret->uncore_cpus[ret->uncore_of[cpu]], cpu);
 	}
-	ret->cpus_per_core = ret->n_cores ? (unsigned)(n / ret->n_cores) : 0;
+	smt_width(ret);
 	r = check_cores(ret);
 out:
 	for (int l = 0; l < 4; l++)

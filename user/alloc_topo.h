@@ -43,7 +43,16 @@ struct alloc_topo {
 	long socket_id[ALLOC_MAX_SOCKETS];
 	int node_id[ALLOC_MAX_NODES];		/* kernel NUMA node id */
 	long uncore_id[CPUSETD_MAX_CPUS];
-	unsigned cpus_per_core;		/* CPUs / cores, as kubelet computes it */
+	/* CPUs of the widest core: the SMT width the machine runs (2, 4,
+	 * 8), which full-pcpus-only requests must be a multiple of. Not
+	 * CPUs / cores as kubelet computes it: an offline sibling or a core
+	 * without SMT (hybrid parts) would lower that below the real width. */
+	unsigned cpus_per_core;
+	/* CPUs of the cores narrower than that (a sibling offline, or a
+	 * hybrid part's cores without SMT): never a whole core's worth, so
+	 * full-pcpus-only leaves them out (a hybrid part gives only its SMT
+	 * cores). Empty on a uniform machine. */
+	struct cpumask narrow;
 };
 
 /* One CPU as a source describes it; uncore < 0 = unknown. */

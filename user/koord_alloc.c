@@ -177,7 +177,9 @@ static int check_request(const struct alloc_topo *t, const struct koord_request 
 
 /*
  * CPUs of in whose core has cpus_per_core CPUs in in
- * (filterCPUsByRequiredCPUBindPolicy). in may be ret.
+ * (filterCPUsByRequiredCPUBindPolicy). cpus_per_core is the SMT width, so
+ * a core narrower than it (a sibling offline) never qualifies: it would
+ * leave FullPCPUsOnly a remainder that splits a core. in may be ret.
  */
 static void whole_cores(const struct alloc_topo *t, const struct cpumask *in, struct cpumask *ret)
 {

@@ -405,7 +405,9 @@ static unsigned order_uncores(const struct kacc *a, uint16_t *out)
 /*
  * Whether element x can be claimed whole. Plain mode follows kubelet's
  * isXFree: all its CPUs free, sockets and cores measured against the
- * topology-wide CPUs per socket / per core as kubelet does. Resize mode
+ * topology-wide CPUs per socket / per core as kubelet does, except that
+ * CPUs per core is the SMT width (alloc_topo.h) where kubelet divides
+ * CPUs by cores; the two agree unless cores differ in width. Resize mode
  * follows isFullX: free plus already chosen CPUs cover it.
  */
 static bool whole(const struct kacc *a, enum lv lv, unsigned x)

@@ -146,10 +146,12 @@ int kube_allocate_cpus(const struct alloc_topo *t, const struct kube_static_req 
  * kubelet StaticPolicy.Allocate for one container:
  *  - req->n == 0: returns KUBE_ALLOC_SHARED (positive), *ret untouched;
  *  - full-pcpus-only (KEP-2625): -EDOM when n is not a multiple of the
- *    CPUs per core ("SMT Alignment Error: requested N cpus not multiple
- *    cpus per core = C") or exceeds the free CPUs whose core has no
- *    reserved CPU ("SMT Alignment Error: not enough free physical CPUs:
- *    available physical CPUs = A, requested CPUs = N, CPUs per core = C");
+ *    CPUs per core, t->cpus_per_core, the SMT width ("SMT Alignment
+ *    Error: requested N cpus not multiple cpus per core = C") or exceeds
+ *    the free CPUs whose core has no reserved CPU ("SMT Alignment Error:
+ *    not enough free physical CPUs: available physical CPUs = A,
+ *    requested CPUs = N, CPUs per core = C"); the CPUs of cores narrower
+ *    than C (t->narrow) are neither counted nor handed out;
  *  - a container that already holds CPUs keeps them: *ret = *assigned;
  *  - otherwise kube_allocate_cpus.
  * Returns 0 with *ret; KUBE_ALLOC_SHARED; -EDOM; errors of kube_take.

@@ -69,7 +69,11 @@ int kube_allocate_cpus(const struct alloc_topo *t, const struct kube_static_req 
 }
 
 /* kubelet enforceSMTAlignment (KEP-2625): whole cores only, and only from
- * cores without reserved CPUs (a reserved sibling would split a core). */
+ * cores without reserved CPUs (a reserved sibling would split a core).
+ * CPUs per core is the SMT width (alloc_topo.h), so a request that is a
+ * multiple of CPUs / cores but not of the width (15 on SMT4 with a
+ * sibling offline, where kubelet's own division gives 3) is refused here,
+ * in kubelet's words. */
 static int smt_check(const struct alloc_topo *t, const struct kube_static_req *req,
 		     char *reason, size_t len)
 {
@@ -100,19 +104,43 @@ static int smt_check(const struct alloc_topo *t, const struct kube_static_req *r
 	return 0;
 }
 
+/*
+ * full-pcpus-only leaves out the cores narrower than the SMT width (a
+ * sibling offline, a hybrid part's cores without SMT): kubelet's take
+ * claims whole NUMA nodes and sockets first, and a narrow core inside one
+ * leaves a remainder that is not whole cores, so the last core would be
+ * split. kubelet never sees this, as CPUs / cores hides the width there.
+ * On a uniform machine nothing is left out.
+ */
+static void whole_width_only(const struct alloc_topo *t, struct kube_static_req *req,
+			     struct cpumask *avail, struct cpumask *reuse)
+{
+	if (!req->opts.full_pcpus_only)
+		return;
+	cpumask_andnot(avail, req->available, &t->narrow);
+	req->available = avail;
+	if (req->reusable) {
+		cpumask_andnot(reuse, req->reusable, &t->narrow);
+		req->reusable = reuse;
+	}
+}
+
 int kube_static_allocate(const struct alloc_topo *t, const struct kube_static_req *req,
 			 struct cpumask *ret, char *reason, size_t len)
 {
+	struct kube_static_req wreq = *req;
+	struct cpumask avail, reuse;
 	int r;
 
 	if (!req->n)
 		return KUBE_ALLOC_SHARED;
-	r = smt_check(t, req, reason, len);
+	whole_width_only(t, &wreq, &avail, &reuse);
+	r = smt_check(t, &wreq, reason, len);
 	if (r < 0)
 		return r;
 	if (req->assigned) {
 		*ret = *req->assigned;
 		return 0;
 	}
-	return kube_allocate_cpus(t, req, ret, reason, len);
+	return kube_allocate_cpus(t, &wreq, ret, reason, len);
 }

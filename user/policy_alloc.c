@@ -201,7 +201,8 @@ static int aligned_free(const struct alloc_topo *t, const struct policy_alloc_co
 }
 
 /* Whole physical cores only (FullPCPUsOnly, full-pcpus-only): a resize
- * must keep n a multiple of the CPUs per core. */
+ * must keep n a multiple of the CPUs per core, the SMT width
+ * (alloc_topo.h). */
 static bool whole_cores_only(const struct policy_alloc_config *c)
 {
 	return c->kubelet_compat ? c->kubelet.full_pcpus_only : c->bind == KOORD_BIND_FULL_PCPUS_ONLY;
@@ -217,6 +218,7 @@ static int choose_resize(const struct alloc_topo *t, const struct policy_alloc_c
 	const struct cpumask *base = req->baseline ? req->baseline : &none;
 	struct koord_request kr;
 	struct kube_alloc_opts o = { .sorting = KUBE_SORT_PACKED };
+	struct cpumask narrow, whole;
 	int r;
 
 	if (req->n < cpumask_weight(base)) {
@@ -224,10 +226,17 @@ static int choose_resize(const struct alloc_topo *t, const struct policy_alloc_c
 			 "admitted with", req->n, cpumask_weight(base));
 		return -ERANGE;
 	}
-	if (whole_cores_only(c) && t->cpus_per_core > 1 && req->n % t->cpus_per_core) {
-		snprintf(reason, len, "SMT Alignment Error: requested %u cpus not multiple cpus "
-			 "per core = %u", req->n, t->cpus_per_core);
-		return -EDOM;
+	if (whole_cores_only(c)) {
+		if (t->cpus_per_core > 1 && req->n % t->cpus_per_core) {
+			snprintf(reason, len, "SMT Alignment Error: requested %u cpus not multiple "
+				 "cpus per core = %u", req->n, t->cpus_per_core);
+			return -EDOM;
+		}
+		/* grow by full-width cores only (kube_static_allocate says
+		 * why); what it holds stays whatever it is */
+		cpumask_andnot(&narrow, &t->narrow, req->allocated);
+		cpumask_andnot(&whole, avail, &narrow);
+		avail = &whole;
 	}
 	koord_request_of(c, req, &kr);
 	if (c->kubelet_compat ? c->kubelet.distribute_across_cores : kr.bind == KOORD_BIND_SPREAD_BY_PCPUS)
