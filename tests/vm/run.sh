@@ -162,7 +162,7 @@ boot() {
 		-machine q35 -cpu max,vendor=GenuineIntel -m 2048 \
 		-smp 16,sockets=2,cores=4,threads=2 "${QEMU_NUMA[@]}" \
 		-kernel "$vm/vmlinuz" -initrd "$vm/initramfs.cpio" \
-		-append "console=ttyS0 panic=-1 loglevel=${VM_LOGLEVEL:-5} ${VM_KERNEL_ARGS:-softlockup_all_cpu_backtrace=1} no_timer_check cgroup_no_v1=all cpusetd.ci=$ci cpusetd.tests=${tests// /,}" \
+		-append "console=ttyS0 panic=-1 loglevel=${VM_LOGLEVEL:-5} ${VM_KERNEL_ARGS:-softlockup_all_cpu_backtrace=1} no_timer_check cgroup_no_v1=all cpusetd.ci=$ci cpusetd.tests=${tests// /,} cpusetd.test_timeout=${VM_TEST_TIMEOUT:-420}" \
 		-display none -monitor none -serial stdio -no-reboot -nodefaults \
 		</dev/null >"$log" 2>&1
 	local rc=$?
