@@ -1,11 +1,13 @@
 #!/bin/bash
 # Runs every test and ends with one "N passed, M failed" line.
-#   tests/run-all.sh BUILD_DIR [unit|integration|vm]
+#   tests/run-all.sh BUILD_DIR [unit|integration|containerd|vm]
 # Unit tests are the cmocka binaries in BUILD_DIR/tests; integration tests
 # are tests/integration/test_*.sh, which print "ok - ..." / "not ok - ..."
 # lines (TAP style). Under CI=true an integration test may not skip. The
-# VM lane (tests/vm/run.sh; VM_TESTS picks guest tests) prints the same
-# lines for the tests it runs in the guest.
+# containerd lane (tests/containerd/test_*.sh: a private containerd driven
+# through the CRI) prints the same lines, as does the VM lane
+# (tests/vm/run.sh; VM_TESTS picks guest tests) for the tests it runs in
+# the guest.
 set -u
 out=${1:-build}
 what=${2:-all}
@@ -62,6 +64,18 @@ run_integration() {
 	done
 }
 
+run_containerd() {
+	local t log rc
+	for t in tests/containerd/test_*.sh; do
+		[ -f "$t" ] || continue
+		echo "== $t"
+		log=$(mktemp)
+		timeout 600 bash "$t" "$out" 2>&1 | tee "$log"
+		rc=${PIPESTATUS[0]}
+		tally "$log" "$rc" "$t"
+	done
+}
+
 # The lane's own closing "N passed, M failed" line is folded into ours.
 run_vm() {
 	local log rc
@@ -76,8 +90,9 @@ run_vm() {
 case $what in
 unit) run_unit ;;
 integration) run_integration ;;
+containerd) run_containerd ;;
 vm) run_vm ;;
-*) run_unit; run_integration; run_vm ;;
+*) run_unit; run_integration; run_containerd; run_vm ;;
 esac
 
 if [ ${#failed_names[@]} -gt 0 ]; then

@@ -9,11 +9,13 @@ libsystemd-dev libcmocka-dev libjson-c-dev libinih-dev runc busybox-static
 systemd util-linux procps jq python3 bzip2 tar
 prometheus prometheus-node-exporter curl
 stress-ng rt-tests
-qemu-system-x86 cpio kmod"
+qemu-system-x86 cpio kmod
+containerd python3-grpcio python3-grpc-tools"
 
 # Packages that ship a service we only run by hand in tests (promtool and
-# node_exporter for the textfile export test): never start or enable them.
-SERVICE_PKGS="prometheus prometheus-node-exporter"
+# node_exporter for the textfile export test, containerd for the CRI lane on
+# its own private socket): never start or enable them.
+SERVICE_PKGS="prometheus prometheus-node-exporter containerd"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,323 @@
+# Helpers of the containerd lane: a private containerd (config, root,
+# state, gRPC socket, runc root) with its CRI plugin, a local busybox image
+# imported without a registry, kubelet's cgroupfs pod cgroups under a
+# private subtree, the daemon, and the CRI client (cri.py). Source it after
+# tests/integration/lib.sh (wait_for, check, it_skip_all, it_mkroot, ...);
+# call cri_setup first. cri_cleanup (the EXIT trap) removes everything this
+# lane made and touches nothing else.
+
+CRI_PY=/usr/bin/python3	# Debian's python3-grpcio / python3-grpc-tools
+CRI_IMAGE=localhost/cpusetd-cri-busybox:1
+CRI_NS=demo		# the pods' Kubernetes namespace
+
+cri_require() {
+	[ "$(id -u)" = 0 ] || it_skip_all "needs root"
+	[ -d "$IT_CPUSET" ] || [ -e /sys/fs/cgroup/cgroup.controllers ] || it_skip_all "no cpuset hierarchy"
+	command -v containerd >/dev/null || it_skip_all "containerd missing (make deps)"
+	command -v ctr >/dev/null || it_skip_all "ctr missing (make deps)"
+	command -v containerd-shim-runc-v2 >/dev/null || it_skip_all "containerd-shim-runc-v2 missing (make deps)"
+	command -v runc >/dev/null || it_skip_all "runc missing (make deps)"
+	[ -x /bin/busybox ] || it_skip_all "busybox-static missing (make deps)"
+	"$CRI_PY" -c 'import grpc, grpc_tools.protoc' 2>/dev/null ||
+		it_skip_all "python3-grpcio / python3-grpc-tools missing (make deps)"
+	[ -x "$IT_OUT/cpusetd" ] || it_skip_all "$IT_OUT/cpusetd not built"
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+	mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
+}
+
+# cri_setup: work dir, cgroup subtree, kubepods root, the trap.
+cri_setup() {
+	cri_require
+	IT_WORK=$(mktemp -d /tmp/cpusetd-cri.XXXXXX)
+	IT_CG=/cpusetd-cri-$$
+	IT_PIN=/sys/fs/bpf/cpusetd-cri-$$
+	ROOT=$IT_CG/kubepods
+	CRI_SOCK=$IT_WORK/containerd.sock
+	CRI_STATE_DIR=$IT_WORK/state	# containerd's state: the bundles
+	CRI_BUNDLES=$CRI_STATE_DIR/io.containerd.runtime.v2.task/k8s.io
+	CRI_IDS=$IT_WORK/ids	# "POD NAME ID" of every container and sandbox made
+	CRI_RUN_EXISTED=
+	[ -d /run/containerd ] && CRI_RUN_EXISTED=1
+	mkdir -p "$IT_WORK"/{pods,cpusetd,client,logs,cni/bin,cni/net.d}
+	: >"$IT_WORK/empty.conf"
+	trap cri_cleanup EXIT
+	trap 'exit 143' TERM	# run-all.sh's timeout: still clean up
+	trap 'exit 130' INT
+	it_mkroot "$ROOT/burstable"
+	it_mkroot "$ROOT/besteffort"
+	# For the client: generated stubs, its pod records, kubelet's pods dir.
+	export CRI_SOCKET=$CRI_SOCK CRI_GEN=$IT_WORK/gen CRI_STATE=$IT_WORK/client \
+		CRI_PODS_DIR=$IT_WORK/pods CRI_LOGS=$IT_WORK/logs
+	"$CRI_PY" tests/containerd/cri.py gen "$CRI_GEN" >"$IT_WORK/protoc.log" 2>&1 || {
+		cat "$IT_WORK/protoc.log"
+		return 1
+	}
+}
+
+cri() { "$CRI_PY" tests/containerd/cri.py "$@"; }
+
+# --- the image: busybox as an OCI image layout tarball, no registry ---
+
+# blob FILE: moves FILE into the layout's blobs as sha256:<digest>; prints
+# "<digest> <size>".
+blob() {
+	local d s
+	d=$(sha256sum "$1" | cut -d' ' -f1)
+	s=$(stat -c %s "$1")
+	mv "$1" "$IT_WORK/image/oci/blobs/sha256/$d"
+	echo "$d $s"
+}
+
+# cri_build_image: rootfs (busybox, sh sleep cat true), one uncompressed
+# layer, config, manifest, index.json, oci-layout; one tarball.
+cri_build_image() {
+	local i=$IT_WORK/image arch ld ls cd cs md ms c
+	arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
+	mkdir -p "$i"/rootfs/{bin,dev,proc,sys,etc,tmp} "$i/oci/blobs/sha256"
+	cp /bin/busybox "$i/rootfs/bin/"
+	for c in sh sleep cat true; do ln -s busybox "$i/rootfs/bin/$c"; done
+	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 \
+		-C "$i/rootfs" -cf "$i/layer.tar" . || return 1
+	read -r ld ls < <(blob "$i/layer.tar")
+	# The pause (sandbox) container runs the image's Cmd: it must live.
+	cat >"$i/config.json" <<-EOF
+	{"architecture": "$arch", "os": "linux",
+	 "config": {"Env": ["PATH=/bin"], "Cmd": ["sleep", "2147483647"], "WorkingDir": "/"},
+	 "rootfs": {"type": "layers", "diff_ids": ["sha256:$ld"]},
+	 "history": [{"created_by": "tests/containerd/lib.sh: busybox from busybox-static"}]}
+	EOF
+	read -r cd cs < <(blob "$i/config.json")
+	cat >"$i/manifest.json" <<-EOF
+	{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+	 "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": "sha256:$cd", "size": $cs},
+	 "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:$ld", "size": $ls}]}
+	EOF
+	read -r md ms < <(blob "$i/manifest.json")
+	cat >"$i/oci/index.json" <<-EOF
+	{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+	 "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+	   "digest": "sha256:$md", "size": $ms,
+	   "platform": {"architecture": "$arch", "os": "linux"},
+	   "annotations": {"io.containerd.image.name": "$CRI_IMAGE",
+	                   "org.opencontainers.image.ref.name": "${CRI_IMAGE##*:}"}}]}
+	EOF
+	echo '{"imageLayoutVersion": "1.0.0"}' >"$i/oci/oci-layout"
+	tar -C "$i/oci" -cf "$i/image.tar" oci-layout index.json blobs
+}
+
+# --- containerd ---
+
+cri_write_config() {
+	cat >"$IT_WORK/containerd.toml" <<-EOF
+	version = 2
+	root = "$IT_WORK/root"
+	state = "$CRI_STATE_DIR"
+	disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
+	  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs"]
+
+	[grpc]
+	  address = "$CRI_SOCK"
+	[ttrpc]
+	  address = "$CRI_SOCK.ttrpc"
+	[debug]
+	  level = "info"
+
+	[plugins."io.containerd.internal.v1.opt"]
+	  path = "$IT_WORK/opt"
+	# The tasks service needs the v1 runtime loaded; unused, but private too.
+	[plugins."io.containerd.runtime.v1.linux"]
+	  runtime_root = "$IT_WORK/runc-v1"
+	[plugins."io.containerd.grpc.v1.cri"]
+	  sandbox_image = "$CRI_IMAGE"
+	  disable_apparmor = true
+	  # Never below containerd's own oom_score_adj: a sandboxed host
+	  # (no CAP_SYS_RESOURCE) refuses kubelet's negative values.
+	  restrict_oom_score_adj = true
+	  enable_selinux = false
+	  stream_server_address = "127.0.0.1"
+	  stream_server_port = "0"
+	  [plugins."io.containerd.grpc.v1.cri".cni]
+	    bin_dir = "$IT_WORK/cni/bin"
+	    conf_dir = "$IT_WORK/cni/net.d"
+	  [plugins."io.containerd.grpc.v1.cri".containerd]
+	    snapshotter = "overlayfs"
+	    default_runtime_name = "runc"
+	    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+	      runtime_type = "io.containerd.runc.v2"
+	      pod_annotations = ["weka.io/*", "koordinator.sh/*", "scheduling.koordinator.sh/*"]
+	      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+	        BinaryName = "$(command -v runc)"
+	        Root = "$IT_WORK/runc"
+	        SystemdCgroup = false
+	EOF
+}
+
+# cri_containerd_start: the private containerd, up when the CRI answers.
+cri_containerd_start() {
+	cri_write_config
+	containerd --config "$IT_WORK/containerd.toml" >>"$IT_WORK/containerd.log" 2>&1 &
+	CRI_CONTAINERD=$!
+	wait_for 30 cri version >/dev/null
+}
+
+cri_image_import() {
+	ctr -a "$CRI_SOCK" -n k8s.io images import "$IT_WORK/image/image.tar" \
+		>"$IT_WORK/import.log" 2>&1 &&
+		wait_for 30 cri image-status "$CRI_IMAGE" >/dev/null
+}
+
+cri_containerd_stop() {
+	[ -n "${CRI_CONTAINERD:-}" ] || return 0
+	kill -TERM "$CRI_CONTAINERD" 2>/dev/null
+	wait "$CRI_CONTAINERD" 2>/dev/null
+	CRI_CONTAINERD=
+}
+
+# Shims of our containerd (they outlive it by design): found by the
+# private socket in their command line, ended by PID.
+cri_shim_pids() {
+	local p
+	for p in /proc/[0-9]*; do
+		tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -q -- "-address $CRI_SOCK " &&
+			echo "${p#/proc/}"
+	done
+}
+
+cri_cleanup() {
+	local id pid m h
+	if [ -n "${IT_KEEP:-}" ]; then
+		daemon_stop
+		echo "# kept $IT_WORK; containerd (PID ${CRI_CONTAINERD:-none}) still serves $CRI_SOCK"
+		return 0
+	fi
+	daemon_stop 2>/dev/null
+	if [ -n "${CRI_CONTAINERD:-}" ]; then
+		timeout 60 "$CRI_PY" tests/containerd/cri.py remove-all >/dev/null 2>&1
+		cri_containerd_stop
+	fi
+	for pid in $(cri_shim_pids); do kill -KILL "$pid" 2>/dev/null; done
+	for id in $(runc --root "$IT_WORK/runc/k8s.io" list -q 2>/dev/null); do
+		runc --root "$IT_WORK/runc/k8s.io" kill "$id" KILL 2>/dev/null
+		runc --root "$IT_WORK/runc/k8s.io" delete -f "$id" 2>/dev/null
+	done
+	# Mounts left under the work dir (rootfs overlays, sandbox shm), deepest first.
+	for m in $(awk -v w="$IT_WORK/" 'index($2, w) == 1 {print $2}' /proc/self/mounts | sort -r); do
+		umount -l "$m" 2>/dev/null
+	done
+	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		[ -d "$h$IT_CG" ] || continue
+		find "$h$IT_CG" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	rm -rf "$IT_PIN"
+	rm -rf --one-file-system "$IT_WORK"
+	# The shims' socket directory is fixed in containerd 1.6
+	# (/run/containerd/s); if this lane made it, remove it when empty and
+	# no other containerd (another run of this lane) may be using it.
+	if [ -z "$CRI_RUN_EXISTED" ] && ! pgrep -x containerd >/dev/null; then
+		rmdir /run/containerd/s /run/containerd 2>/dev/null
+	fi
+	return 0
+}
+
+# cri_leftovers: prints what cri_cleanup left behind (nothing, it should).
+cri_leftovers() {
+	local h
+	[ -n "$(cri_shim_pids)" ] && echo "shims: $(cri_shim_pids | tr '\n' ' ')"
+	awk -v w="$IT_WORK/" 'index($2, w) == 1 {print "mount: " $2}' /proc/self/mounts
+	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		[ -d "$h$IT_CG" ] && echo "cgroup: $h$IT_CG"
+	done
+	[ -e "$IT_PIN" ] && echo "pin dir: $IT_PIN"
+	[ -e "$IT_WORK" ] && echo "work dir: $IT_WORK"
+	[ -z "$CRI_RUN_EXISTED" ] && [ -e /run/containerd ] && ! pgrep -x containerd >/dev/null &&
+		echo "/run/containerd: $(ls -A /run/containerd)"
+	return 0
+}
+
+# --- pods (kubelet's cgroupfs layout) and containers ---
+
+# pod_uid NAME: a pod UID (UUID form), unique to this run.
+pod_uid() { printf 'cri-%s-%s' "$1" "$$" | md5sum | sed -E 's/^(.{8})(.{4})(.{4})(.{4})(.{12}).*/\1-\2-\3-\4-\5/'; }
+
+# pod_cgroup QOS NAME: kubelet's cgroupfs pod cgroup under the kubepods root.
+pod_cgroup() {
+	case $1 in
+	guaranteed) echo "$ROOT/pod$(pod_uid "$2")" ;;
+	*) echo "$ROOT/$1/pod$(pod_uid "$2")" ;;
+	esac
+}
+
+# run_pod NAME QOS [KEY=VALUE annotations...]: kubelet's pod cgroup, then
+# RunPodSandbox. Sets POD_ID[NAME].
+declare -A POD_ID CTR_ID
+run_pod() {
+	local name=$1 qos=$2 cg a args=()
+	shift 2
+	cg=$(pod_cgroup "$qos" "$name")
+	it_mkroot "$cg"
+	for a in "$@"; do args+=(--annotation "$a"); done
+	POD_ID[$name]=$(cri run-pod "$name" --uid "$(pod_uid "$name")" --namespace "$CRI_NS" \
+		--cgroup-parent "$cg" "${args[@]}") || return 1
+	[ -n "${POD_ID[$name]}" ] || return 1
+	echo "$name POD ${POD_ID[$name]}" >>"$CRI_IDS"
+}
+
+# run_ctr POD NAME [cri.py run-container options...]: Create + Start; sets
+# CTR_ID[POD/NAME]; CTR_OUT holds cri.py's JSON.
+run_ctr() {
+	local pod=$1 name=$2 rc
+	shift 2
+	CTR_OUT=$(cri run-container "$pod" "$name" --image "$CRI_IMAGE" "$@")
+	rc=$?
+	CTR_ID[$pod/$name]=$(jq -r .id <<<"$CTR_OUT")
+	[ -n "${CTR_ID[$pod/$name]}" ] && echo "$pod $name ${CTR_ID[$pod/$name]}" >>"$CRI_IDS"
+	[ $rc -eq 0 ] || echo "# run_ctr $pod/$name: $(jq -r .error <<<"$CTR_OUT")"
+	return $rc
+}
+
+# remove_pod NAME QOS: kubelet's stop and removal, then its pod cgroup goes.
+remove_pod() {
+	local cg h
+	cg=$(pod_cgroup "$2" "$1")
+	cri remove-pod "$1" || return 1
+	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		[ -d "$h${cg#/}" ] && rmdir "$h${cg#/}" 2>/dev/null
+	done
+	unset "POD_ID[$1]"
+}
+
+# allowed POD NAME: Cpus_allowed_list of the container's init, as the
+# kernel says (NAME = POD: the sandbox's pause process).
+allowed() {
+	local pid
+	if [ "$2" = POD ]; then
+		pid=$(runc --root "$IT_WORK/runc/k8s.io" state "${POD_ID[$1]}" 2>/dev/null | jq -r '.pid // empty')
+	else
+		pid=$(runc --root "$IT_WORK/runc/k8s.io" state "${CTR_ID[$1/$2]}" 2>/dev/null | jq -r '.pid // empty')
+	fi
+	[ -n "$pid" ] && [ "$pid" != 0 ] || return 1
+	awk '/^Cpus_allowed_list/ {print $2}' "/proc/$pid/status"
+}
+allowed_is() { [ "$(allowed "$1" "$2")" = "$3" ]; }
+
+# ctr_cgroup POD NAME: the container's cpuset cgroup directory.
+ctr_cgroup() {
+	local id=${CTR_ID[$1/$2]}
+	echo "$IT_CPUSET$(jq -r .linux.cgroupsPath "$CRI_BUNDLES/$id/config.json")"
+}
+
+# --- the daemon ---
+
+daemon_start() {
+	rm -f "$IT_WORK/cpusetd/status.json"
+	"$IT_OUT/cpusetd" --config "$IT_WORK/empty.conf" --kubepods-root "$ROOT" \
+		--bundle-path "$CRI_BUNDLES/{id}/config.json" \
+		--state-dir "$IT_WORK/cpusetd" --pin-dir "$IT_PIN" \
+		--kubelet-pods-dir "$IT_WORK/pods" --kubelet-state-file "" \
+		--log-level debug --textfile "" \
+		>>"$IT_WORK/daemon.log" 2>&1 &
+	IT_DAEMON=$!
+	wait_for 30 test -s "$IT_WORK/cpusetd/status.json"
+}
+
+status_json() { cat "$IT_WORK/cpusetd/status.json"; }
