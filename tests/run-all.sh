@@ -52,9 +52,10 @@ tally() {
 	rm -f "$1"
 }
 
-run_integration() {
+# run_lane GLOB: every test script GLOB matches, each with its log tallied.
+run_lane() {
 	local t log rc
-	for t in tests/integration/test_*.sh; do
+	for t in $1; do
 		[ -f "$t" ] || continue
 		echo "== $t"
 		log=$(mktemp)
@@ -64,17 +65,8 @@ run_integration() {
 	done
 }
 
-run_containerd() {
-	local t log rc
-	for t in tests/containerd/test_*.sh; do
-		[ -f "$t" ] || continue
-		echo "== $t"
-		log=$(mktemp)
-		timeout 600 bash "$t" "$out" 2>&1 | tee "$log"
-		rc=${PIPESTATUS[0]}
-		tally "$log" "$rc" "$t"
-	done
-}
+run_integration() { run_lane 'tests/integration/test_*.sh'; }
+run_containerd() { run_lane 'tests/containerd/test_*.sh'; }
 
 # The lane's own closing "N passed, M failed" line is folded into ours.
 run_vm() {

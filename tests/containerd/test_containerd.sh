@@ -133,19 +133,6 @@ check "integer: status.json shows it" wait_for 30 jq_quiet --arg id "${CTR_ID[g1
 	"$IT_WORK/cpusetd/status.json"
 
 # --- a foreign write is undone ---
-# ms_until_restored FILE: writes 0-1 to FILE, prints the milliseconds until
-# it reads 0 again (bash builtins, no fork), or 9999 after 2 s.
-ms_until_restored() {
-	local v t0 t
-	echo 0-1 >"$1"
-	t0=${EPOCHREALTIME/./}
-	while :; do
-		read -r v <"$1"
-		t=${EPOCHREALTIME/./}
-		[ "$v" = 0 ] && { echo $(((t - t0) / 1000)); return; }
-		[ $((t - t0)) -gt 2000000 ] && { echo 9999; return; }
-	done
-}
 g1_cpus=$(ctr_cgroup g1 app)/cpuset.cpus
 ms=$(ms_until_restored "$g1_cpus")
 check "foreign write of 0-1 restored to 0 within 1 s (${ms} ms)" test "$ms" -le 1000

@@ -334,6 +334,21 @@ cg_file() {
 	cat "$IT_CPUSET$(jq -r .linux.cgroupsPath "$IT_WORK/bundles/$id/config.json")/$3"
 }
 
+# ms_until_restored FILE: writes 0-1 to FILE (a foreign write), prints
+# the milliseconds until it reads 0 again, polled with bash builtins (no
+# fork), or 9999 after 2 s.
+ms_until_restored() {
+	local v t0 t
+	echo 0-1 >"$1"
+	t0=${EPOCHREALTIME/./}
+	while :; do
+		read -r v <"$1"
+		t=${EPOCHREALTIME/./}
+		[ "$v" = 0 ] && { echo $(((t - t0) / 1000)); return; }
+		[ $((t - t0)) -gt 2000000 ] && { echo 9999; return; }
+	done
+}
+
 it_done() {
 	[ "$IT_FAILED" -eq 0 ]
 }

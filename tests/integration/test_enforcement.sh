@@ -22,19 +22,6 @@ wait_for 30 allowed_is s1 app 1
 g1_cpus=$IT_CPUSET$(cg_path guaranteed "$(uid g1)" "$(cid g1/app)")/cpuset.cpus
 
 # --- 1. a foreign write is undone at once: worst of 5 within 100 ms ---
-# ms_until_restored FILE: writes 0-1 to FILE, prints the milliseconds until
-# it reads 0 again (polled with bash builtins, no fork), or 9999.
-ms_until_restored() {
-	local v t0 t
-	echo 0-1 >"$1"
-	t0=${EPOCHREALTIME/./}
-	while :; do
-		read -r v <"$1"
-		t=${EPOCHREALTIME/./}
-		[ "$v" = 0 ] && { echo $(((t - t0) / 1000)); return; }
-		[ $((t - t0)) -gt 2000000 ] && { echo 9999; return; }
-	done
-}
 worst=0
 for i in 1 2 3 4 5; do
 	ms=$(ms_until_restored "$g1_cpus")
