@@ -813,6 +813,12 @@ static int reclassify_from_cgroup(struct controller *c, struct container *ct, ui
  * says whether a write comes; v2 re-arms once, for an init created in the
  * cgroup; on v1 the init joins the cgroup after its exec.
  * Known limit: linux.resources.cpu.mems is not tracked this way.
+ *
+ * Two things now stand in front of this, which remains the second line:
+ * the write hook catches the runtime's write as it lands (on_cpuset_write),
+ * and BPF reports only the container's own execs when it saw the cgroup
+ * made (lifecycle map), so the runtime's own execs no longer spend checks.
+ * The re-arming serves cgroups made while the daemon was down.
  */
 #define EXEC_CHECKS_MAX	4
 
