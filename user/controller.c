@@ -467,6 +467,13 @@ static double unix_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The container's name in the per-pod error table: "POD" for a sandbox,
+ * as meta_name says it. */
+static const char *error_container(const struct container *ct)
+{
+	return ct->meta.sandbox ? "POD" : ct->meta.container_name;
+}
+
 /* Into the per-pod error table (pod_errors.h): kubelet's next attempt of
  * the same container adds to the same entry. ENOMEM: the error is still
  * logged and counted, only not listed. */
@@ -477,8 +484,7 @@ static void note_pod_error(struct controller *c, const struct container *ct, con
 
 	snprintf(e.namespace_, sizeof(e.namespace_), "%s", ct->meta.namespace_);
 	snprintf(e.pod, sizeof(e.pod), "%s", ct->meta.pod_name);
-	snprintf(e.container, sizeof(e.container), "%s",
-		 ct->meta.sandbox ? "POD" : ct->meta.container_name);
+	snprintf(e.container, sizeof(e.container), "%s", error_container(ct));
 	snprintf(e.pod_uid, sizeof(e.pod_uid), "%s", ct->meta.pod_uid);
 	snprintf(e.container_id, sizeof(e.container_id), "%s", ct->info.container_id);
 	snprintf(e.reason, sizeof(e.reason), "%s", reason);
@@ -738,6 +744,7 @@ static int on_populated(struct controller *c, const struct cpusetd_event *ev)
 {
 	struct container *ct = strmap_get(c->by_path, ev->path);
 	char cpus[CPULIST_MAX];
+	bool held;
 	int live;
 
 	if (!ct || ct->cgroup_id != ev->cgroup_id)
@@ -752,11 +759,12 @@ static int on_populated(struct controller *c, const struct cpusetd_event *ev)
 	}
 	if (live || !container_live(ct) || ev->arg)
 		return 0;
+	held = !pooled(ct) && !ct->d.reject;
 	cpulist_format(&ct->d.cpus, cpus, sizeof(cpus));
 	ct->state = CT_EXITED;
 	ct->exec_pending = false;
 	sync_placement_map(c, ct);	/* kept: foreign writes still show */
-	if (ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE || ct->d.reject) {
+	if (!held) {
 		/* Holds nothing: its policy entry stays, for explain. */
 		log_info("%s (%.12s): every task exited", ct->name, ct->info.container_id);
 		c->dirty = true;
@@ -787,7 +795,6 @@ static int reclassify_from_cgroup(struct controller *c, struct container *ct, ui
 	ct->meta.quota_us = quota;
 	ct->meta.period_us = period;
 	ct->meta.has_cpu_limit = true;
-	policy_release(c->policy, ct->info.container_id);	/* shared: frees nothing */
 	log_info("%s: CPU limit set after its cgroup was created; placing it again", ct->name);
 	return place(c, ct, event_ns);
 }
@@ -902,9 +909,9 @@ static int on_exec(struct controller *c, const struct cpusetd_event *ev)
 /* --- foreign writes --- */
 
 /*
- * A writer that keeps undoing our set is a conflict, not a loop: more
- * than RESTORES_MAX restores, each within RESTORES_WINDOW_NS of the one
- * before, and the container is given up (write_conflict). A writer that
+ * A writer that keeps undoing our set is a conflict, not a loop: after
+ * RESTORES_MAX restores, each within RESTORES_WINDOW_NS of the one
+ * before, the container is given up (write_conflict). A writer that
  * comes back after a quiet window starts a new count.
  */
 #define RESTORES_MAX		5
@@ -1508,7 +1515,7 @@ static void refresh_container(struct controller *c, struct container *ct)
 	ct->error_logged = ct->error_logged && d.err == ct->d.err;
 	if (ct->d.err_hotplug && !d.err)	/* its CPUs are back: listed no more */
 		pod_errors_forget(c->errors, ct->meta.namespace_, ct->meta.pod_name,
-				  ct->meta.sandbox ? "POD" : ct->meta.container_name);
+				  error_container(ct));
 	ct->d = d;
 	if (d.err_hotplug) {
 		ct->error_logged = true;	/* log_hotplug said it */
