@@ -18,14 +18,13 @@ cd "$(dirname "$0")/.." || exit 1
 work=$(mktemp -d /tmp/cpusetd-bench-tel.XXXXXX)
 pin=/sys/fs/bpf/cpusetd-bench-tel-$$	# not the node's pin dir
 stats_old=$(cat /proc/sys/kernel/bpf_stats_enabled)
-daemon=
+. tools/bench-lib.sh
 cleanup() {
-	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+	bench_daemon_off
 	sysctl -q kernel.bpf_stats_enabled="$stats_old"
 	rm -rf "$work" "$pin"
 }
 trap cleanup EXIT
-: >"$work/empty.conf"
 
 if command -v hackbench >/dev/null; then
 	load="hackbench -g 5 -l 500"
@@ -35,22 +34,8 @@ else
 	load_s() { perf bench sched messaging -g 5 -l 500 2>&1 | sed -n 's/.*Total time: *\([0-9.]*\).*/\1/p'; }
 fi
 
-daemon_on() {
-	"$out/cpusetd" --config "$work/empty.conf" --kubepods-root /cpusetd-bench-none \
-		--state-dir "$work/state" --pin-dir "$pin" --textfile "$work/cpusetd.prom" \
-		--log-level info >"$work/daemon.log" 2>&1 &
-	daemon=$!
-	for _ in $(seq 250); do
-		grep -q "telemetry attached" "$work/daemon.log" && return 0
-		sleep 0.02
-	done
-	echo "bench-telemetry: telemetry did not attach:" >&2
-	cat "$work/daemon.log" >&2
-	exit 1
-}
-daemon_off() { kill "$daemon"; wait "$daemon" 2>/dev/null; daemon=; }
-
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+daemon_on() { bench_daemon_on "telemetry attached" --textfile "$work/cpusetd.prom"; }
+daemon_off() { bench_daemon_off; }
 
 sysctl -q kernel.bpf_stats_enabled=0
 load_s >/dev/null	# warm-up

@@ -20,13 +20,12 @@ cd "$(dirname "$0")/.." || exit 1
 
 work=$(mktemp -d /tmp/cpusetd-bench-wh.XXXXXX)
 pin=/sys/fs/bpf/cpusetd-bench-wh-$$	# not the node's pin dir
-daemon=
+. tools/bench-lib.sh
 cleanup() {
-	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+	bench_daemon_off
 	rm -rf "$work" "$pin"
 }
 trap cleanup EXIT
-: >"$work/empty.conf"
 
 # ns per write(2) of one dd run.
 ns_per_write() {
@@ -37,21 +36,8 @@ ns_per_write() {
 	echo $(((t1 - t0) / n))
 }
 
-daemon_on() {
-	"$out/cpusetd" --config "$work/empty.conf" --kubepods-root /cpusetd-bench-none \
-		--state-dir "$work/state" --pin-dir "$pin" --textfile "" \
-		--log-level info >"$work/daemon.log" 2>&1 &
-	daemon=$!
-	for _ in $(seq 250); do
-		grep -q "foreign writes via" "$work/daemon.log" && return 0
-		sleep 0.02
-	done
-	echo "bench-write-hook: the daemon did not start:" >&2
-	cat "$work/daemon.log" >&2
-	exit 1
-}
-daemon_off() { kill "$daemon"; wait "$daemon" 2>/dev/null; daemon=; }
-median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
+daemon_on() { bench_daemon_on "foreign writes via" --textfile ""; }
+daemon_off() { bench_daemon_off; }
 
 ns_per_write >/dev/null	# warm-up
 for _ in $(seq "$rounds"); do
@@ -68,4 +54,4 @@ on=$(median <"$work/on")
 echo "write hook: $hook; dd bs=1 count=$n, $rounds rounds each"
 echo "without cpusetd: median $off ns per write(2)"
 echo "with cpusetd:    median $on ns per write(2)"
-echo "difference:      $((on - off)) ns per write(2)"
+echo "difference:      $(awk -v a="$off" -v b="$on" 'BEGIN { print b - a }') ns per write(2)"

@@ -13,6 +13,11 @@ vm_start enforce kubepods
 ONLINE_ALL=$(cat "$SYS_CPU/online")
 
 own_cpus() { cat "$IT_CPUSET$(cg_path "$1" "$(uid "$2")" "$(cid "$2/app")")/cpuset.cpus"; }
+# own_is_not QOS POD CPULIST: the app's own cpuset.cpus is not CPULIST
+# (a function, so that wait_for reads it again each time).
+own_is_not() { [ "$(own_cpus "$1" "$2")" != "$3" ]; }
+g1_cpus() { jq -r '.containers[] | select(.pod == "g1") | .cpus' "$IT_WORK/state/status.json"; }
+g1_placed() { [ -n "$(g1_cpus)" ]; }
 # The log is per daemon run: the hook's own line, not the previous one's.
 reserved_is() { [ "$(jq -r .reserved "$IT_WORK/state/status.json")" = "$1" ]; }
 
@@ -33,8 +38,8 @@ for hook in fexit kprobe syscall; do
 		starts "s1 app burstable container 500" "g1 app guaranteed container 2000"
 		first=
 	fi
-	wait_for 60 test -n "$(jq -r '.containers[] | select(.pod == "g1") | .cpus' "$IT_WORK/state/status.json")"
-	g1=$(jq -r '.containers[] | select(.pod == "g1") | .cpus' "$IT_WORK/state/status.json")
+	wait_for 60 g1_placed
+	g1=$(g1_cpus)
 	wait_for 60 allowed_is g1 app "$g1"
 	# On v2 only a narrower own set changes where a container runs (its
 	# effective set is own ∩ its pod's): write g1's first CPU alone.
@@ -46,7 +51,7 @@ for hook in fexit kprobe syscall; do
 		grep -q "demo/g1/app ([0-9a-f]*): [a-z]*\[[0-9]*\] wrote cpuset.cpus $one; restored" \
 		"$IT_WORK/daemon.log"
 	check "$hook: g1's own set no longer narrows it" \
-		wait_for 30 test "$(own_cpus guaranteed g1)" != "$one"
+		wait_for 30 own_is_not guaranteed g1 "$one"
 	[ "$hook" = syscall ] || daemon_stop
 done
 
