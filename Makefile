@@ -6,7 +6,7 @@
 #                   VM_TESTS="test_a test_b" runs a subset
 #   make demo       the main job on real runc containers; run as root
 #                   (check, demo and bench first install missing packages)
-#   make bench      the resize, allocation and telemetry benchmarks (tools/bench-*)
+#   make bench      the resize, allocation, telemetry and write-hook benchmarks (tools/bench-*)
 #   make install    binaries, unit and default config under $(DESTDIR)$(PREFIX)
 #   make deps       install the Debian packages all of this needs
 #   make help       this text
@@ -151,6 +151,7 @@ bench: deps
 	$(Q)$(OUT)/bench-alloc
 	$(Q)tools/bench-resize.sh $(OUT)
 	$(Q)tools/bench-telemetry.sh $(OUT)
+	$(Q)tools/bench-write-hook.sh $(OUT)
 
 install: $(OUT)/cpusetd $(OUT)/cpusetctl
 	install -D -m 0755 $(OUT)/cpusetd $(DESTDIR)$(PREFIX)/sbin/cpusetd
