@@ -19,6 +19,10 @@ static const struct {
 	{ "sandbox", "sandbox (pause) containers always run on the shared pool (seeds/002)" },
 	{ "invalid_annotation", "a placement annotation of the pod is malformed, so the pod "
 				"could not be classified (see the error)" },
+	{ "invalid_bundle", "the container's OCI bundle config.json exists but cannot be used "
+			    "(not a regular file, too large, not JSON, nested too deep, a "
+			    "runtime-spec field of the wrong type), so nothing in it is trusted "
+			    "(see the error)" },
 	{ "cores_ids", "the pod carries weka.io/cores-ids: exactly the CPUs it lists "
 		       "(seeds/002 annotated pods; several pods may list one CPU)" },
 	{ "resource_status", "Koordinator's scheduler chose the CPUs "

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "config.h"
+#include "files.h"
 #include "log.h"
 
 #define VERSION			CPUSETD_VERSION
@@ -401,49 +402,16 @@ static char *read_ini_line(char *str, int num, void *stream)
 	return str;
 }
 
-/*
- * Reads path into a NUL-terminated buffer (caller frees).
- * Returns 0, -EFBIG, -EINVAL (not a regular file, NUL inside), -ENOMEM, -errno.
- */
+/* files_read(), and a NUL inside is not text (inih would stop there). */
 static int read_file(const char *path, char **ret, size_t *ret_len)
 {
-	struct stat st;
-	size_t len = 0;
-	char *buf = NULL;
-	ssize_t n = 0;
-	int fd, r = 0;
+	int r = files_read(path, CONFIG_MAX_BYTES, ret, ret_len);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		r = -errno;
-	else if (!S_ISREG(st.st_mode))
-		r = -EINVAL;
-	else if (!(buf = malloc(CONFIG_MAX_BYTES + 1)))
-		r = -ENOMEM;
-	while (r == 0 && len <= CONFIG_MAX_BYTES) {
-		n = read(fd, buf + len, CONFIG_MAX_BYTES + 1 - len);
-		if (n < 0 && errno != EINTR)
-			r = -errno;
-		else if (n == 0)
-			break;
-		else if (n > 0)
-			len += (size_t)n;
+	if (r == 0 && memchr(*ret, '\0', *ret_len)) {
+		free(*ret);
+		return -EINVAL;
 	}
-	close(fd);
-	if (r == 0 && len > CONFIG_MAX_BYTES)
-		r = -EFBIG;
-	if (r == 0 && memchr(buf, '\0', len))
-		r = -EINVAL;
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
-	return 0;
+	return r;
 }
 
 /* Loads the INI file. named: given with --config, so it must exist. */
@@ -564,6 +532,61 @@ static int apply_argv(int argc, char **argv, struct loader *l)
 	return 0;
 }
 
+/*
+ * What each option is fine alone but wrong with the others: one line,
+ * -EINVAL. min_shared_cpus against the CPUs online needs the topology:
+ * config_check_cpus().
+ */
+static int validate(const struct cpusetd_config *c)
+{
+	const struct policy_kubelet_options *k = &c->policy.alloc.kubelet;
+
+	for (unsigned i = 0; i < c->n_bundle_paths; i++) {
+		/* Without {id} every container would read one file: one pod's
+		 * annotations (or /etc/passwd) for all of them. */
+		if (!strstr(c->bundle_paths[i], "{id}")) {
+			fprintf(stderr, "cpusetd: bundle_path '%s' has no {id}: every container "
+				"would read the same file\n", c->bundle_paths[i]);
+			return -EINVAL;
+		}
+	}
+	/* kubelet refuses these pairs (pkg/kubelet/cm/cpumanager/policy_options.go). */
+	if (k->full_pcpus_only && k->distribute_across_cores) {
+		fprintf(stderr, "cpusetd: kubelet_cpu_manager_policy_options: full-pcpus-only and "
+			"distribute-cpus-across-cores cannot be used together\n");
+		return -EINVAL;
+	}
+	if (k->distribute_across_numa && k->distribute_across_cores) {
+		fprintf(stderr, "cpusetd: kubelet_cpu_manager_policy_options: "
+			"distribute-cpus-across-numa and distribute-cpus-across-cores cannot be "
+			"used together\n");
+		return -EINVAL;
+	}
+	if (k->align_by_socket && c->policy.alloc.align == NUMA_POLICY_SINGLE_NUMA_NODE) {
+		fprintf(stderr, "cpusetd: align-by-socket cannot be used with "
+			"numa_topology_alignment_policy single-numa-node\n");
+		return -EINVAL;
+	}
+	/* One directory, two owners: a stray status.json could land in bpffs
+	 * or the pins in a plain directory. */
+	if (c->pin_dir[0] && strcmp(c->pin_dir, c->state_dir) == 0) {
+		fprintf(stderr, "cpusetd: pin_dir and state_dir are both '%s'\n", c->pin_dir);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int config_check_cpus(const struct cpusetd_config *c, unsigned online)
+{
+	if (c->policy.min_shared_cpus >= online) {
+		fprintf(stderr, "cpusetd: min_shared_cpus %u is not below the %u CPU%s online: "
+			"no CPU could ever be exclusive\n", c->policy.min_shared_cpus, online,
+			online == 1 ? "" : "s");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int config_load(int argc, char **argv, struct cpusetd_config *ret)
 {
 	int saved_opterr = opterr, r;
@@ -581,6 +604,8 @@ int config_load(int argc, char **argv, struct cpusetd_config *ret)
 		r = load_ini(l, named);
 	if (r == 0)
 		r = apply_argv(argc, argv, l);
+	if (r == 0)
+		r = validate(&l->cfg);
 	opterr = saved_opterr;
 	optind = 0;
 	if (r == 0)

@@ -53,11 +53,22 @@ struct cpusetd_config {
  * Prints the one specific error to stderr on bad input ("cpusetd: --opt:
  * ..." or "cpusetd: FILE:LINE: key: ..."); the help text goes to stdout.
  * *ret is untouched on error. Resets getopt (optind = 0), so it may be
- * called more than once.
+ * called more than once. Refused as a whole (-EINVAL, one line): a
+ * bundle path without "{id}", kubelet option pairs kubelet itself refuses
+ * (full-pcpus-only or distribute-cpus-across-numa with
+ * distribute-cpus-across-cores; align-by-socket with single-numa-node),
+ * and pin_dir equal to state_dir.
  * Returns 0; 1 when --help or --version was printed (exit 0);
  * -EINVAL for bad input; -ENOMEM; -errno reading the file.
  */
 int config_load(int argc, char **argv, struct cpusetd_config *ret);
+
+/*
+ * The start-time check that needs the node: min_shared_cpus must be below
+ * online (the number of CPUs online), or no CPU could ever be exclusive.
+ * Prints one line to stderr when not. Returns 0 or -EINVAL.
+ */
+int config_check_cpus(const struct cpusetd_config *c, unsigned online);
 
 /* "true|yes|1" / "false|no|0" (any case). Returns 0 or -EINVAL. */
 int config_parse_bool(const char *v, bool *ret);

@@ -73,6 +73,7 @@ static void container_free(struct container *ct)
 		return;
 	if (ct->cpus_fd >= 0)
 		close(ct->cpus_fd);
+	meta_release(&ct->meta);
 	free(ct);
 }
 
@@ -142,20 +143,14 @@ static const struct container *find_sandbox(const struct controller *c, const ch
  * to each container (no pod_annotations) still gets them from there. */
 static void inherit_pod_annotations(struct container *ct, const struct container *sb)
 {
-	static const struct pod_policy_ann none;
-
-	if (ct->meta.sandbox || !sb)
-		return;
-	if (!ct->meta.has_cores_ids && sb->meta.has_cores_ids) {
-		ct->meta.has_cores_ids = true;
-		memcpy(ct->meta.cores_ids, sb->meta.cores_ids, sizeof(ct->meta.cores_ids));
-	}
-	/* Pod annotations: the container's own copy, if any, is complete. */
-	if (!memcmp(&ct->meta.pod, &none, sizeof(none)))
-		ct->meta.pod = sb->meta.pod;
+	if (sb && meta_inherit_pod(&ct->meta, &sb->meta) < 0)
+		log_warn("%s: out of memory copying the sandbox's pod annotations", ct->name);
 }
 
-/* Bundle first; without one, what the cgroup itself tells. */
+/* Bundle first; without one, what the cgroup itself tells. A bundle that
+ * is there but unusable is not "without one": it stays an error (the
+ * policy refuses META_INVALID_BUNDLE), but the CPU limit still comes from
+ * the cgroup so the container is named and counted right. */
 static void load_meta(struct controller *c, struct container *ct)
 {
 	const char *tmpl[CONFIG_MAX_BUNDLE_PATHS];
@@ -166,10 +161,11 @@ static void load_meta(struct controller *c, struct container *ct)
 	r = meta_load(tmpl, c->cfg->n_bundle_paths, ct->info.container_id, &ct->meta);
 	if (r < 0) {
 		if (r != -ENOENT)
-			log_warn("container %s: unreadable bundle config.json (%s); using cgroup files",
+			log_warn("container %s: bundle config.json: %s; using cgroup files",
 				 ct->info.container_id, strerror(-r));
-		memset(&ct->meta, 0, sizeof(ct->meta));
-		ct->meta.quota_us = -1;
+		ct->meta = (struct pod_meta){ .quota_us = -1 };
+	}
+	if (r < 0 || ct->meta.invalid == META_INVALID_BUNDLE) {
 		if (cgfs_read_cpu_quota(c->cg, ct->path, &ct->meta.quota_us, &ct->meta.period_us) == 0)
 			ct->meta.has_cpu_limit = true;
 	}
@@ -241,7 +237,9 @@ static void request_of(const struct controller *c, const struct container *ct,
 		.name = ct->name,
 		.sandbox = ct->meta.sandbox,
 		.qos = ct->info.qos,
-		.cores_ids = ct->meta.has_cores_ids ? ct->meta.cores_ids : NULL,
+		.cores_ids = ct->meta.cores_ids,
+		.invalid = ct->meta.invalid,
+		.invalid_why = ct->meta.error,
 		.quota_us = ct->meta.has_cpu_limit ? ct->meta.quota_us : -1,
 		.period_us = ct->meta.has_cpu_limit ? ct->meta.period_us : 0,
 	};
@@ -468,10 +466,19 @@ static double unix_now(void)
 }
 
 /* The container's name in the per-pod error table: "POD" for a sandbox,
- * as meta_name says it. */
+ * as meta_name says it; "?" when no bundle said (an invalid one). */
 static const char *error_container(const struct container *ct)
 {
-	return ct->meta.sandbox ? "POD" : ct->meta.container_name;
+	if (ct->meta.sandbox)
+		return "POD";
+	return ct->meta.container_name[0] ? ct->meta.container_name : "?";
+}
+
+/* The pod's key there: its name, or, when no bundle said (an invalid
+ * one), its UID from the cgroup path, so two such pods stay apart. */
+static const char *error_pod(const struct container *ct)
+{
+	return ct->meta.pod_name[0] ? ct->meta.pod_name : ct->meta.pod_uid;
 }
 
 /* Into the per-pod error table (pod_errors.h): kubelet's next attempt of
@@ -483,7 +490,7 @@ static void note_pod_error(struct controller *c, const struct container *ct, con
 	struct pod_error e = { 0 };
 
 	snprintf(e.namespace_, sizeof(e.namespace_), "%s", ct->meta.namespace_);
-	snprintf(e.pod, sizeof(e.pod), "%s", ct->meta.pod_name);
+	snprintf(e.pod, sizeof(e.pod), "%s", error_pod(ct));
 	snprintf(e.container, sizeof(e.container), "%s", error_container(ct));
 	snprintf(e.pod_uid, sizeof(e.pod_uid), "%s", ct->meta.pod_uid);
 	snprintf(e.container_id, sizeof(e.container_id), "%s", ct->info.container_id);
@@ -548,7 +555,6 @@ static void arm_rejection(struct controller *c, struct container *ct)
 	if (!ct->message_written && ct->meta.termination_log[0]) {
 		snprintf(msg, sizeof(msg), "cpusetd: %s: %s", policy_error_name(ct->d.err),
 			 ct->d.reason);
-		log_sanitize(msg);
 		r = reject_write_message(c->cfg->kubelet_pods_dir, ct->meta.termination_log, msg);
 		if (r < 0)
 			log_warn("%s: cannot write termination message %s: %s", ct->name,
@@ -1514,7 +1520,7 @@ static void refresh_container(struct controller *c, struct container *ct)
 		return;
 	ct->error_logged = ct->error_logged && d.err == ct->d.err;
 	if (ct->d.err_hotplug && !d.err)	/* its CPUs are back: listed no more */
-		pod_errors_forget(c->errors, ct->meta.namespace_, ct->meta.pod_name,
+		pod_errors_forget(c->errors, ct->meta.namespace_, error_pod(ct),
 				  error_container(ct));
 	ct->d = d;
 	if (d.err_hotplug) {

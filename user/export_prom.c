@@ -67,6 +67,11 @@ static size_t escape_next(const unsigned char **s, char out[4])
 		(*s)++;
 		return 2;
 	}
+	if (**s < 0x20 || **s == 0x7f) {	/* \r, ESC...: no meaning here */
+		out[0] = '?';
+		(*s)++;
+		return 1;
+	}
 	memcpy(out, *s, n);
 	*s += n;
 	return n;

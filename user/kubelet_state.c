@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include "files.h"
 #include "kubelet_state.h"
 
 #define KUBELET_STATE_MAX_BYTES	(4u << 20)
@@ -101,39 +102,14 @@ int kubelet_state_parse(const char *text, struct kubelet_state *ret)
 
 int kubelet_state_read(const char *path, struct kubelet_state *ret)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
-	size_t size;
+	size_t len;
 	char *buf;
-	ssize_t n;
 	int r;
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		r = -errno;
-	else if (!S_ISREG(st.st_mode) || st.st_size < 0)
-		r = -EINVAL;
-	else
-		r = st.st_size > KUBELET_STATE_MAX_BYTES ? -EFBIG : 0;
-	if (r < 0) {
-		close(fd);
+	r = files_read(path, KUBELET_STATE_MAX_BYTES, &buf, &len);
+	if (r < 0)
 		return r;
-	}
-	size = (size_t)st.st_size;
-	buf = malloc(size + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	n = read(fd, buf, size);
-	if (n < 0) {
-		r = -errno;
-	} else {
-		buf[(size_t)n < size ? (size_t)n : size] = '\0';
-		r = strlen(buf) == (size_t)n ? kubelet_state_parse(buf, ret) : -EBADMSG;
-	}
-	close(fd);
+	r = strlen(buf) == len ? kubelet_state_parse(buf, ret) : -EBADMSG;
 	free(buf);
 	return r;
 }

@@ -42,8 +42,9 @@ struct kubelet_state {
 int kubelet_state_parse(const char *text, struct kubelet_state *ret);
 
 /*
- * Reads and parses path (a regular file, no symlink, at most 4 MiB).
- * Returns 0; -ENOENT when absent; kubelet_state_parse's errors; -errno.
+ * Reads and parses path (files_read: a regular file, no symlink, no FIFO, at most 4 MiB).
+ * Returns 0; -ENOENT when absent; -ELOOP, -EINVAL, -EFBIG (files_read);
+ * kubelet_state_parse's errors; -errno.
  */
 int kubelet_state_read(const char *path, struct kubelet_state *ret);
 

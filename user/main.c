@@ -25,7 +25,9 @@
 #include "config.h"
 #include "controller.h"
 #include "export_textfile.h"
+#include "files.h"
 #include "hotplug.h"
+#include "instance_lock.h"
 #include "log.h"
 #include "status.h"
 
@@ -33,6 +35,7 @@ struct daemon {
 	struct cpusetd_config cfg;
 	struct cgfs *cg;
 	struct topology *topo;
+	struct instance_lock lock;
 	struct bpf_events *bpf;
 	struct bpf_telemetry *tel;	/* NULL: running without telemetry */
 	struct controller ctl;
@@ -53,22 +56,6 @@ static uint64_t mono_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static int mkdir_p(const char *dir)
-{
-	char buf[PATH_MAX];
-
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 
 /* The kubepods root from the config, or found; "" when it does not exist
@@ -438,6 +425,25 @@ static int open_export(struct daemon *d)
 	return r;
 }
 
+/* Before anything is loaded, pinned or written: one daemon per state. */
+static int take_lock(struct daemon *d)
+{
+	const char *what;
+	pid_t holder;
+	int r;
+
+	r = instance_lock_take(d->cfg.state_dir, d->cfg.pin_dir, &d->lock, &holder, &what);
+	if (r == -EWOULDBLOCK && holder > 0)
+		log_error("another cpusetd (pid %d) holds %s; not starting a second one",
+			  (int)holder, what);
+	else if (r == -EWOULDBLOCK)
+		log_error("another process holds the lock on %s; not starting a second cpusetd",
+			  what);
+	else if (r < 0)
+		log_error("cannot lock %s: %s", what, strerror(-r));
+	return r;
+}
+
 static int start(struct daemon *d)
 {
 	struct cgfs_mounts m;
@@ -445,6 +451,14 @@ static int start(struct daemon *d)
 	int r;
 
 	raise_nofile();
+	r = files_mkdir_p(d->cfg.state_dir, 0755);
+	if (r < 0) {
+		log_error("cannot create %s: %s", d->cfg.state_dir, strerror(-r));
+		return r;
+	}
+	r = take_lock(d);
+	if (r < 0)
+		return r;
 	r = cgfs_detect(NULL, NULL, &m);
 	if (r < 0) {
 		log_error("no cgroup hierarchy with the cpuset controller: %s", strerror(-r));
@@ -460,6 +474,9 @@ static int start(struct daemon *d)
 		log_error("cannot read the CPU topology from /sys: %s", strerror(-r));
 		return r;
 	}
+	r = config_check_cpus(&d->cfg, cpumask_weight(&d->topo->online));
+	if (r < 0)
+		return r;
 	find_root(d, root, sizeof(root));
 	r = open_bpf(d, root);
 	if (r < 0) {
@@ -478,11 +495,6 @@ static int start(struct daemon *d)
 	r = open_export(d);
 	if (r < 0)
 		return r;
-	r = mkdir_p(d->cfg.state_dir);
-	if (r < 0) {
-		log_error("cannot create %s: %s", d->cfg.state_dir, strerror(-r));
-		return r;
-	}
 	r = setup_fds(d);
 	if (r < 0) {
 		log_error("epoll/signalfd: %s", strerror(-r));
@@ -509,7 +521,8 @@ static int start(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .epfd = -1, .sigfd = -1, .resize_tfd = -1, .uevent_fd = -1 };
+	struct daemon d = { .epfd = -1, .sigfd = -1, .resize_tfd = -1, .uevent_fd = -1,
+			    .lock = { .state_fd = -1, .pin_fd = -1 } };
 	int r;
 
 	r = config_load(argc, argv, &d.cfg);
@@ -530,6 +543,7 @@ int main(int argc, char **argv)
 	bpf_events_free(d.bpf);
 	topo_free(d.topo);
 	cgfs_free(d.cg);
+	instance_lock_release(&d.lock);
 	if (d.epfd >= 0)
 		close(d.epfd);
 	if (d.sigfd >= 0)

@@ -12,6 +12,8 @@
  * Results are built in a local struct and copied out only on success.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include "files.h"
 #include "log.h"
 #include "meta.h"
 #include "meta_internal.h"
@@ -48,7 +51,6 @@ static const char *const keys_container_name[] = {
 static const char *const keys_termination[] = {
 	"io.kubernetes.container.terminationMessagePath",
 };
-static const char *const keys_cores_ids[] = { META_CORES_IDS_ANNOTATION };
 
 #define CRIO_ANNOTATIONS	"io.kubernetes.cri-o.Annotations"
 
@@ -63,13 +65,38 @@ int meta_member(struct json_object *parent, const char *key, enum json_type type
 
 	if (!json_object_object_get_ex(parent, key, &v) || !v)
 		return 0;
-	if (!json_object_is_type(v, type)) {
-		log_debug("meta: \"%s\" is a %s, expected a %s", key,
-			  json_type_to_name(json_object_get_type(v)), json_type_to_name(type));
+	if (!json_object_is_type(v, type))
 		return -EBADMSG;
-	}
 	*ret = v;
 	return 1;
+}
+
+void meta_why(struct json_object *parent, const char *key, enum json_type type, size_t limit,
+	      char *buf, size_t len)
+{
+	struct json_object *v = NULL;
+	size_t n;
+
+	json_object_object_get_ex(parent, key, &v);
+	if (!json_object_is_type(v, type)) {
+		snprintf(buf, len, "\"%s\" is a%s %s, expected a%s %s", key,
+			 json_object_is_type(v, json_type_int) ||
+			 json_object_is_type(v, json_type_array) ||
+			 json_object_is_type(v, json_type_object) ? "n" : "",
+			 json_type_to_name(json_object_get_type(v)),
+			 type == json_type_int || type == json_type_array ||
+			 type == json_type_object ? "n" : "", json_type_to_name(type));
+		return;
+	}
+	if (type != json_type_string) {
+		snprintf(buf, len, "\"%s\" is out of range", key);
+		return;
+	}
+	n = (size_t)json_object_get_string_len(v);
+	if (strlen(json_object_get_string(v)) != n)
+		snprintf(buf, len, "\"%s\" contains a NUL character", key);
+	else
+		snprintf(buf, len, "\"%s\" is %zu bytes, limit %zu", key, n, limit ? limit - 1 : 0);
 }
 
 /*
@@ -77,19 +104,13 @@ int meta_member(struct json_object *parent, const char *key, enum json_type type
  * Returns 0 and *ret (owned by v), or -EBADMSG when too long or when it
  * carries a NUL ("\u0000"), which C would silently cut at.
  */
-static int string_fit(struct json_object *v, const char *key, size_t size, const char **ret)
+static int string_fit(struct json_object *v, size_t size, const char **ret)
 {
 	const char *s = json_object_get_string(v);
 	size_t len = (size_t)json_object_get_string_len(v);
 
-	if (strlen(s) != len) {
-		log_debug("meta: \"%s\" contains a NUL character", key);
+	if (strlen(s) != len || len >= size)
 		return -EBADMSG;
-	}
-	if (len >= size) {
-		log_debug("meta: \"%s\" is %zu bytes, limit %zu", key, len, size - 1);
-		return -EBADMSG;
-	}
 	*ret = s;
 	return 0;
 }
@@ -104,20 +125,75 @@ int meta_get_string(struct json_object *parent, const char *key, char *dst, size
 	r = meta_member(parent, key, json_type_string, &v);
 	if (r <= 0)
 		return r;
-	r = string_fit(v, key, size, &s);
+	r = string_fit(v, size, &s);
 	if (r < 0)
 		return r;
 	memcpy(dst, s, strlen(s) + 1);
 	return 1;
 }
 
+int meta_dup_string(struct json_object *parent, const char *key, size_t max, char **ret)
+{
+	struct json_object *v;
+	const char *s;
+	int r;
+
+	r = meta_member(parent, key, json_type_string, &v);
+	if (r <= 0)
+		return r;
+	r = string_fit(v, max + 1, &s);
+	if (r < 0)
+		return r;
+	*ret = strdup(s);
+	return *ret ? 1 : -ENOMEM;
+}
+
+/* The bundle cannot be used: this fault replaces any lesser one. */
+static void bad_bundle(struct pod_meta *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void bad_bundle(struct pod_meta *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (m->invalid == META_INVALID_BUNDLE)
+		return;
+	m->invalid = META_INVALID_BUNDLE;
+	va_start(ap, fmt);
+	vsnprintf(m->error, sizeof(m->error), fmt, ap);
+	va_end(ap);
+}
+
+/* A field of the runtime-spec (not an annotation) that is malformed. */
+static int bad_field(struct pod_meta *m, struct json_object *parent, const char *key,
+		     enum json_type type, size_t limit)
+{
+	char why[160];
+
+	meta_why(parent, key, type, limit, why, sizeof(why));
+	bad_bundle(m, "config.json: %s", why);
+	return -EBADMSG;
+}
+
+/* A known annotation that is malformed: the first one is reported, the
+ * rest of the bundle is still read. */
+static void bad_annotation(struct pod_meta *m, struct json_object *ann, const char *key,
+			   size_t limit)
+{
+	if (m->invalid != META_VALID)
+		return;
+	m->invalid = META_INVALID_ANNOTATION;
+	meta_why(ann, key, json_type_string, limit, m->error, sizeof(m->error));
+}
+
 /*
- * Copies the first present key of keys into dst. The later keys are still
- * checked, so a malformed value cannot hide behind a good one.
- * Returns 1 copied, 0 none present, -EBADMSG.
+ * Copies the first present key of keys into dst. A malformed value is
+ * recorded as the invalid annotation and skipped; the later keys are
+ * still checked, so a malformed value cannot hide behind a good one.
+ * Returns 1 copied, 0 none usable.
  */
-static int get_first_string(struct json_object *ann, const char *const *keys, size_t n,
-			    char *dst, size_t size)
+static int get_first_string(struct pod_meta *m, struct json_object *ann,
+			    const char *const *keys, size_t n, char *dst, size_t size)
 {
 	bool got = false;
 
@@ -128,8 +204,10 @@ static int get_first_string(struct json_object *ann, const char *const *keys, si
 
 		if (r == 0)
 			continue;
-		if (r < 0 || (r = string_fit(v, keys[i], size, &s)) < 0)
-			return r;
+		if (r < 0 || string_fit(v, size, &s) < 0) {
+			bad_annotation(m, ann, keys[i], size);
+			continue;
+		}
 		if (!got)
 			memcpy(dst, s, strlen(s) + 1);
 		got = true;
@@ -137,65 +215,88 @@ static int get_first_string(struct json_object *ann, const char *const *keys, si
 	return got;
 }
 
+/* The cpulist annotation key into *dst unless set. Returns 0 or -ENOMEM. */
+static int get_cpulist(struct pod_meta *m, struct json_object *ann, const char *key, char **dst)
+{
+	int r;
+
+	if (*dst)
+		return 0;
+	r = meta_dup_string(ann, key, META_MAX_CPULIST_BYTES, dst);
+	if (r == -EBADMSG)
+		bad_annotation(m, ann, key, META_MAX_CPULIST_BYTES + 1);
+	return r == -ENOMEM ? r : 0;
+}
+
 /* An integer member that fits int64. Returns 1, 0 absent, -EBADMSG. */
-static int get_int64(struct json_object *parent, const char *key, int64_t *ret)
+static int get_int64(struct pod_meta *m, struct json_object *parent, const char *key,
+		     int64_t *ret)
 {
 	struct json_object *v;
 	int64_t x;
 	int r;
 
 	r = meta_member(parent, key, json_type_int, &v);
-	if (r <= 0)
-		return r;
+	if (r < 0)
+		return bad_field(m, parent, key, json_type_int, 0);
+	if (r == 0)
+		return 0;
 	x = json_object_get_int64(v);
 	/* json-c saturates; a saturated value was out of range. */
-	if (x == INT64_MAX && json_object_get_uint64(v) != (uint64_t)INT64_MAX) {
-		log_debug("meta: \"%s\" out of range", key);
-		return -EBADMSG;
-	}
+	if (x == INT64_MAX && json_object_get_uint64(v) != (uint64_t)INT64_MAX)
+		return bad_field(m, parent, key, json_type_int, 0);
 	*ret = x;
 	return 1;
 }
 
 /* A non-negative integer member. Returns 1, 0 absent, -EBADMSG. */
-static int get_uint64(struct json_object *parent, const char *key, uint64_t *ret)
+static int get_uint64(struct pod_meta *m, struct json_object *parent, const char *key,
+		      uint64_t *ret)
 {
 	struct json_object *v;
 	int r;
 
 	r = meta_member(parent, key, json_type_int, &v);
-	if (r <= 0)
-		return r;
-	if (json_object_get_int64(v) < 0) {
-		log_debug("meta: \"%s\" is negative", key);
-		return -EBADMSG;
-	}
-	*ret = json_object_get_uint64(v);
-	return 1;
+	if (r < 0 || (r > 0 && json_object_get_int64(v) < 0))
+		return bad_field(m, parent, key, json_type_int, 0);
+	if (r > 0)
+		*ret = json_object_get_uint64(v);
+	return r;
 }
 
-/*
- * Parses len bytes of JSON text (no NUL inside) into a new object.
- * Returns 0 and *ret (caller puts it), or -EBADMSG / -ENOMEM.
- */
-int meta_parse_json(const char *text, size_t len, struct json_object **ret)
+int meta_parse_json(const char *text, size_t len, struct json_object **ret, char *why,
+		    size_t why_len)
 {
 	struct json_tokener *tok;
 	struct json_object *o;
+	enum json_tokener_error e = json_tokener_success;
 
-	if (len > META_MAX_CONFIG_BYTES)
+	if (len > META_MAX_CONFIG_BYTES) {
+		snprintf(why, why_len, "%zu bytes, limit %u", len, META_MAX_CONFIG_BYTES);
 		return -EFBIG;
-	if (memchr(text, '\0', len))
+	}
+	if (memchr(text, '\0', len)) {
+		snprintf(why, why_len, "a NUL byte in the JSON text");
 		return -EBADMSG;
-	tok = json_tokener_new();
+	}
+	/* The depth bounds json-c's recursion: 100k nested arrays must be an
+	 * error, not a stack overflow or a minute of work. */
+	tok = json_tokener_new_ex(META_MAX_JSON_DEPTH);
 	if (!tok)
 		return -ENOMEM;
 	/* Strict: no trailing garbage or commas; UTF-8 checked because the
 	 * strings end up in logs and termination messages. */
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, text, (int)len);
-	if (!o)
-		log_debug("meta: JSON: %s", json_tokener_error_desc(json_tokener_get_error(tok)));
+	if (!o) {
+		e = json_tokener_get_error(tok);
+		if (e == json_tokener_error_depth)
+			snprintf(why, why_len, "JSON nested deeper than %d", META_MAX_JSON_DEPTH);
+		else
+			snprintf(why, why_len, "not JSON (%s at byte %zu)",
+				 e == json_tokener_continue ? "unexpected end of text" :
+				 json_tokener_error_desc(e), json_tokener_get_parse_end(tok));
+	}
 	json_tokener_free(tok);
 	if (!o)
 		return -EBADMSG;
@@ -211,34 +312,36 @@ int meta_parse_json(const char *text, size_t len, struct json_object **ret)
 static int parse_crio_annotations(struct json_object *ann, struct pod_meta *m)
 {
 	struct json_object *v, *inner = NULL;
+	char why[160];
 	int r;
 
 	r = meta_member(ann, CRIO_ANNOTATIONS, json_type_string, &v);
-	if (r <= 0)
-		return r;
-	r = meta_parse_json(json_object_get_string(v), (size_t)json_object_get_string_len(v), &inner);
 	if (r < 0)
-		return r == -EFBIG ? -EBADMSG : r;
-	if (!json_object_is_type(inner, json_type_object)) {
-		log_debug("meta: %s is not a JSON object", CRIO_ANNOTATIONS);
-		r = -EBADMSG;
+		bad_annotation(m, ann, CRIO_ANNOTATIONS, 0);
+	if (r <= 0)
+		return 0;
+	r = meta_parse_json(json_object_get_string(v), (size_t)json_object_get_string_len(v),
+			    &inner, why, sizeof(why));
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || !json_object_is_type(inner, json_type_object)) {
+		if (m->invalid == META_VALID) {
+			m->invalid = META_INVALID_ANNOTATION;
+			snprintf(m->error, sizeof(m->error), "\"%s\" is not a JSON object: %s",
+				 CRIO_ANNOTATIONS, r < 0 ? why : "another JSON type");
+		}
 		goto out;
 	}
-	if (!m->has_cores_ids) {
-		r = meta_get_string(inner, META_CORES_IDS_ANNOTATION, m->cores_ids,
-				    sizeof(m->cores_ids));
-		if (r < 0)
-			goto out;
-		m->has_cores_ids = r > 0;
-	}
-	r = meta_parse_pod_policy(inner, &m->pod);
+	r = get_cpulist(m, inner, META_CORES_IDS_ANNOTATION, &m->cores_ids);
+	if (r == 0)
+		r = meta_parse_pod_policy(inner, &m->pod);
 out:
 	json_object_put(inner);
-	return r < 0 ? r : 0;
+	return r == -ENOMEM ? r : 0;
 }
 
 /* Annotations; fills identity, type, cores-ids and *term (the container's
- * termination message path). */
+ * termination message path). Returns 0, -EBADMSG (bundle fault), -ENOMEM. */
 static int parse_annotations(struct json_object *root, struct pod_meta *m, char *term, size_t term_size)
 {
 	static const struct {
@@ -258,26 +361,19 @@ static int parse_annotations(struct json_object *root, struct pod_meta *m, char 
 	int r;
 
 	r = meta_member(root, "annotations", json_type_object, &ann);
-	if (r <= 0)
-		return r;
-	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
-		r = get_first_string(ann, fields[i].keys, fields[i].n,
-				     (char *)m + fields[i].off, fields[i].size);
-		if (r < 0)
-			return r;
-	}
-	r = get_first_string(ann, keys_type, ARRAY_SIZE(keys_type), type, sizeof(type));
 	if (r < 0)
-		return r;
+		return bad_field(m, root, "annotations", json_type_object, 0);
+	if (r == 0)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+		get_first_string(m, ann, fields[i].keys, fields[i].n,
+				 (char *)m + fields[i].off, fields[i].size);
+	get_first_string(m, ann, keys_type, ARRAY_SIZE(keys_type), type, sizeof(type));
 	m->sandbox = strcmp(type, "sandbox") == 0;
-	r = get_first_string(ann, keys_termination, ARRAY_SIZE(keys_termination), term, term_size);
+	get_first_string(m, ann, keys_termination, ARRAY_SIZE(keys_termination), term, term_size);
+	r = get_cpulist(m, ann, META_CORES_IDS_ANNOTATION, &m->cores_ids);
 	if (r < 0)
 		return r;
-	r = get_first_string(ann, keys_cores_ids, ARRAY_SIZE(keys_cores_ids),
-			     m->cores_ids, sizeof(m->cores_ids));
-	if (r < 0)
-		return r;
-	m->has_cores_ids = r > 0;
 	r = meta_parse_pod_policy(ann, &m->pod);
 	if (r < 0)
 		return r;
@@ -285,7 +381,7 @@ static int parse_annotations(struct json_object *root, struct pod_meta *m, char 
 	return parse_crio_annotations(ann, m);
 }
 
-/* linux.resources.cpu and linux.cgroupsPath. */
+/* linux.resources.cpu and linux.cgroupsPath. Returns 0 or -EBADMSG. */
 static int parse_linux(struct json_object *root, struct pod_meta *m)
 {
 	struct json_object *linux_, *res, *cpu;
@@ -293,26 +389,33 @@ static int parse_linux(struct json_object *root, struct pod_meta *m)
 	int r;
 
 	r = meta_member(root, "linux", json_type_object, &linux_);
-	if (r <= 0)
-		return r;
+	if (r < 0)
+		return bad_field(m, root, "linux", json_type_object, 0);
+	if (r == 0)
+		return 0;
 	r = meta_get_string(linux_, "cgroupsPath", m->cgroups_path, sizeof(m->cgroups_path));
 	if (r < 0)
-		return r;
+		return bad_field(m, linux_, "cgroupsPath", json_type_string,
+				 sizeof(m->cgroups_path));
 	r = meta_member(linux_, "resources", json_type_object, &res);
-	if (r <= 0)
-		return r;
+	if (r < 0)
+		return bad_field(m, linux_, "resources", json_type_object, 0);
+	if (r == 0)
+		return 0;
 	r = meta_member(res, "cpu", json_type_object, &cpu);
-	if (r <= 0)
-		return r;
+	if (r < 0)
+		return bad_field(m, res, "cpu", json_type_object, 0);
+	if (r == 0)
+		return 0;
 	/* Only a hint for the exec check (controller.c): an odd value must
 	 * not cost the rest of the bundle. */
 	r = meta_get_string(cpu, "cpus", m->runtime_cpus, sizeof(m->runtime_cpus));
 	if (r < 0)
 		m->runtime_cpus[0] = '\0';
 	m->runtime_sets_cpus = r < 0 || (r > 0 && m->runtime_cpus[0]);
-	if ((r = get_int64(cpu, "quota", &quota)) < 0 ||
-	    (r = get_uint64(cpu, "period", &m->period_us)) < 0 ||
-	    (r = get_uint64(cpu, "shares", &m->cpu_shares)) < 0)
+	if ((r = get_int64(m, cpu, "quota", &quota)) < 0 ||
+	    (r = get_uint64(m, cpu, "period", &m->period_us)) < 0 ||
+	    (r = get_uint64(m, cpu, "shares", &m->cpu_shares)) < 0)
 		return r;
 	/* The kernel and the runtimes read quota <= 0 as "no limit". */
 	m->quota_us = quota > 0 ? quota : -1;
@@ -354,23 +457,26 @@ static int parse_mounts(struct json_object *root, struct pod_meta *m, const char
 	int r;
 
 	r = meta_member(root, "mounts", json_type_array, &mounts);
-	if (r <= 0)
-		return r;
+	if (r < 0)
+		return bad_field(m, root, "mounts", json_type_array, 0);
+	if (r == 0)
+		return 0;
 	n = json_object_array_length(mounts);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *mnt = json_object_array_get_idx(mounts, i), *v;
 		const char *dst = "", *src = "";
 
 		if (!json_object_is_type(mnt, json_type_object)) {
-			log_debug("meta: mounts[%zu] is not an object", i);
+			bad_bundle(m, "config.json: mounts[%zu] is not an object", i);
 			return -EBADMSG;
 		}
 		if ((r = meta_member(mnt, "destination", json_type_string, &v)) < 0 ||
-		    (r > 0 && (r = string_fit(v, "destination", PATH_MAX, &dst)) < 0))
-			return r;
+		    (r > 0 && string_fit(v, PATH_MAX, &dst) < 0))
+			return bad_field(m, mnt, "destination", json_type_string, PATH_MAX);
 		if ((r = meta_member(mnt, "source", json_type_string, &v)) < 0 ||
-		    (r > 0 && (r = string_fit(v, "source", sizeof(m->termination_log), &src)) < 0))
-			return r;
+		    (r > 0 && string_fit(v, sizeof(m->termination_log), &src) < 0))
+			return bad_field(m, mnt, "source", json_type_string,
+					 sizeof(m->termination_log));
 		if (!m->termination_log[0] && src[0] && strcmp(dst, term) == 0)
 			strcpy(m->termination_log, src);
 		else if (!guess && !term_given && kubelet_termination_source(m, src))
@@ -381,13 +487,14 @@ static int parse_mounts(struct json_object *root, struct pod_meta *m, const char
 	return 0;
 }
 
+/* Returns 0, -EBADMSG (recorded as the bundle fault), -ENOMEM. */
 static int parse_root(struct json_object *root, struct pod_meta *m)
 {
 	char term[PATH_MAX] = "";
 	int r;
 
 	if (!json_object_is_type(root, json_type_object)) {
-		log_debug("meta: config.json is not a JSON object");
+		bad_bundle(m, "config.json: the root is not a JSON object");
 		return -EBADMSG;
 	}
 	r = parse_annotations(root, m, term, sizeof(term));
@@ -399,29 +506,42 @@ static int parse_root(struct json_object *root, struct pod_meta *m)
 	return parse_mounts(root, m, term[0] ? term : META_DEFAULT_TERMINATION_PATH, term[0] != 0);
 }
 
-/* Parses len bytes into *ret, which is written only on success. */
+/* Only the verdict of an unusable bundle: nothing in it may be used. */
+static void keep_only_fault(struct pod_meta *m)
+{
+	struct pod_meta fault = { .invalid = META_INVALID_BUNDLE, .quota_us = -1 };
+
+	memcpy(fault.error, m->error, sizeof(fault.error));
+	meta_release(m);
+	*m = fault;
+}
+
+/* Parses len bytes into *ret (overwritten). Returns 0 or -ENOMEM. */
 static int parse_buffer(const char *text, size_t len, struct pod_meta *ret)
 {
 	struct json_object *root;
-	struct pod_meta *m;
+	struct pod_meta m = { .quota_us = -1 };
+	char why[160];
 	int r;
 
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	m->quota_us = -1;
-	r = meta_parse_json(text, len, &root);
-	if (r < 0)
-		goto out;
-	r = parse_root(root, m);
-	json_object_put(root);
-	if (r < 0)
-		goto out;
-	m->from_bundle = true;
-	*ret = *m;
-out:
-	free(m);
-	return r;
+	r = meta_parse_json(text, len, &root, why, sizeof(why));
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		bad_bundle(&m, "config.json: %s", why);
+	} else {
+		r = parse_root(root, &m);
+		json_object_put(root);
+		if (r == -ENOMEM) {
+			meta_release(&m);
+			return r;
+		}
+		m.from_bundle = m.invalid != META_INVALID_BUNDLE;
+	}
+	if (m.invalid == META_INVALID_BUNDLE)
+		keep_only_fault(&m);
+	*ret = m;
+	return 0;
 }
 
 int meta_parse_text(const char *json, struct pod_meta *ret)
@@ -429,87 +549,86 @@ int meta_parse_text(const char *json, struct pod_meta *ret)
 	return parse_buffer(json, strlen(json), ret);
 }
 
-/*
- * Reads all of fd, at most META_MAX_CONFIG_BYTES. Returns 0 with *ret
- * (malloc'd, caller frees) and *ret_len; -EFBIG; -ENOMEM; -errno.
- */
-static int read_capped(int fd, size_t hint, char **ret, size_t *ret_len)
-{
-	size_t cap = hint < 4096 ? 4096 : hint + 1, len = 0;
-	char *buf = NULL, *p;
-	ssize_t n;
-
-	for (;;) {
-		if (len == cap || !buf) {
-			/* The file may still grow; stop one byte past the cap. */
-			if (buf)
-				cap *= 2;
-			if (cap > META_MAX_CONFIG_BYTES + 1)
-				cap = META_MAX_CONFIG_BYTES + 1;
-			p = realloc(buf, cap);
-			if (!p) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = p;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len > META_MAX_CONFIG_BYTES) {
-			n = -1;
-			errno = EFBIG;
-			break;
-		}
-	}
-	if (n < 0) {
-		int r = -errno;
-
-		free(buf);
-		return r;
-	}
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
 int meta_parse_file(const char *config_json, struct pod_meta *ret)
 {
-	struct stat st;
 	size_t len = 0;
 	char *buf = NULL;
-	int fd, r;
+	int r;
 
-	/* O_NONBLOCK: a FIFO planted at the path must not hang the daemon. */
-	fd = open(config_json, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out;
+	r = files_read(config_json, META_MAX_CONFIG_BYTES, &buf, &len);
+	if (r == -ENOENT || r == -ENOTDIR || r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		*ret = (struct pod_meta){ .invalid = META_INVALID_BUNDLE, .quota_us = -1 };
+		snprintf(ret->error, sizeof(ret->error), "config.json: %s",
+			 r == -EINVAL ? "not a regular file" :
+			 r == -ELOOP ? "a symbolic link" :
+			 r == -EFBIG ? "larger than " META_MAX_CONFIG_TEXT : strerror(-r));
+		return 0;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		log_debug("meta: %s is not a regular file", config_json);
-		r = -EINVAL;
-		goto out;
-	}
-	if (st.st_size > (off_t)META_MAX_CONFIG_BYTES) {
-		r = -EFBIG;
-		goto out;
-	}
-	r = read_capped(fd, (size_t)st.st_size, &buf, &len);
-	if (r < 0)
-		goto out;
 	r = parse_buffer(buf, len, ret);
-	if (r < 0)
-		log_debug("meta: %s: %s", config_json, strerror(-r));
 	free(buf);
-out:
-	close(fd);
 	return r;
+}
+
+void meta_release(struct pod_meta *m)
+{
+	free(m->cores_ids);
+	free(m->pod.status_cpuset);
+	*m = (struct pod_meta){ .quota_us = -1 };
+}
+
+/* *dst = strdup(src), NULL for NULL. Returns 0 or -ENOMEM. */
+static int dup_or_null(char **dst, const char *src)
+{
+	*dst = src ? strdup(src) : NULL;
+	return src && !*dst ? -ENOMEM : 0;
+}
+
+int meta_copy(struct pod_meta *dst, const struct pod_meta *src)
+{
+	char *cores, *status;
+
+	if (dup_or_null(&cores, src->cores_ids) < 0)
+		goto nomem;
+	if (dup_or_null(&status, src->pod.status_cpuset) < 0) {
+		free(cores);
+		goto nomem;
+	}
+	*dst = *src;
+	dst->cores_ids = cores;
+	dst->pod.status_cpuset = status;
+	return 0;
+nomem:
+	*dst = (struct pod_meta){ .quota_us = -1 };
+	return -ENOMEM;
+}
+
+int meta_inherit_pod(struct pod_meta *ct, const struct pod_meta *sb)
+{
+	static const struct pod_policy_ann none;
+	struct pod_policy_ann pod = ct->pod;
+	char *cores = NULL, *status = NULL;
+	bool own_pod;
+
+	if (ct->sandbox)
+		return 0;
+	/* Pod annotations: the container's own copy, if any, is complete. */
+	own_pod = memcmp(&ct->pod, &none, sizeof(none)) != 0;
+	if (!ct->cores_ids && dup_or_null(&cores, sb->cores_ids) < 0)
+		return -ENOMEM;
+	if (!own_pod && dup_or_null(&status, sb->pod.status_cpuset) < 0) {
+		free(cores);
+		return -ENOMEM;
+	}
+	if (!ct->cores_ids)
+		ct->cores_ids = cores;
+	if (!own_pod) {
+		pod = sb->pod;
+		pod.status_cpuset = status;
+		ct->pod = pod;
+	}
+	return 0;
 }
 
 /*
@@ -561,7 +680,7 @@ int meta_load(const char *const *templates, unsigned n_templates,
 			break;
 		r = -ENOENT;
 	}
-	if (r < 0)
+	if (r < 0 || ret->invalid == META_INVALID_BUNDLE)
 		return r;
 	/* A sandbox is its own sandbox, whether or not the runtime says so. */
 	if (ret->sandbox && !ret->sandbox_id[0] && strlen(container_id) < sizeof(ret->sandbox_id))

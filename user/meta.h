@@ -11,8 +11,8 @@
  *     io.kubernetes.pod.name, .namespace, .uid, io.kubernetes.container.name,
  *     and io.kubernetes.cri-o.Annotations (a JSON object of the pod's
  *     annotations) as a fallback source of weka.io/cores-ids.
- *   weka.io/cores-ids: the annotated-pod cpulist (kept as raw text; the
- *     policy validates it).
+ *   weka.io/cores-ids: the annotated-pod cpulist (kept as raw text, up to
+ *     META_MAX_CPULIST_BYTES; the policy validates it).
  *   io.kubernetes.container.terminationMessagePath (default
  *     /dev/termination-log): which mount's host source gets the reason when
  *     the container is rejected. Without the annotation and without a mount
@@ -27,7 +27,16 @@
  *     bundle unreadable: it is kept in pod_policy_ann.error and the policy
  *     refuses the container with that reason.
  * For each field the containerd key is read first, the CRI-O one second.
- * JSON null counts as absent.
+ * JSON null counts as absent; unknown keys (other runtimes' too) are
+ * ignored.
+ *
+ * Nothing falls back silently. A bundle that exists but cannot be used
+ * (not a regular file, over META_MAX_CONFIG_BYTES, not JSON, nested deeper
+ * than META_MAX_JSON_DEPTH, a runtime-spec field of the wrong type) makes
+ * the container META_INVALID_BUNDLE; a known annotation of the wrong type,
+ * with a NUL, or longer than its limit makes it META_INVALID_ANNOTATION
+ * naming the key (the rest of the bundle is still read, so the error is
+ * reported on the right pod). The policy refuses either (policy.h).
  */
 #ifndef CPUSETD_META_H
 #define CPUSETD_META_H
@@ -38,8 +47,15 @@
 
 #define META_CORES_IDS_ANNOTATION	"weka.io/cores-ids"
 #define META_DEFAULT_TERMINATION_PATH	"/dev/termination-log"
-/* config.json larger than this is refused (-EFBIG): no pod needs more. */
-#define META_MAX_CONFIG_BYTES		(8u << 20)
+/* config.json larger than this is an invalid bundle: no pod needs more. */
+#define META_MAX_CONFIG_BYTES		(16u << 20)
+#define META_MAX_CONFIG_TEXT		"16 MiB"
+/* JSON nesting deeper than this is an invalid bundle (json-c's tokener
+ * recursion is bounded by it; real bundles nest about 6 deep). */
+#define META_MAX_JSON_DEPTH		64
+/* A cpulist annotation value (cores-ids, resource-status cpuset) may be
+ * this long: every id of 8192 CPUs listed one by one is 39,849 bytes. */
+#define META_MAX_CPULIST_BYTES		(64u << 10)
 
 #define META_QOS_CLASS_ANNOTATION	"koordinator.sh/qosClass"
 #define META_RESOURCE_STATUS_ANNOTATION	"scheduling.koordinator.sh/resource-status"
@@ -53,23 +69,34 @@
 struct pod_policy_ann {
 	char qos_class[16];		/* LSE, LSR, LS, BE, SYSTEM */
 	bool has_status_cpuset;
-	char status_cpuset[512];	/* resource-status {"cpuset": "..."} */
+	char *status_cpuset;		/* resource-status {"cpuset": "..."},
+					 * owned (meta_release), NULL = absent */
 	char bind_policy[32];		/* resource-spec preferredCPUBindPolicy */
 	char exclusive_policy[32];	/* resource-spec preferredCPUExclusivePolicy */
 	char prefer_isolated[8];	/* "true" / "false" */
 	char error[192];		/* first malformed value, "" when none */
 };
 
+enum meta_invalid {
+	META_VALID,
+	META_INVALID_BUNDLE,		/* config.json unusable; nothing else set */
+	META_INVALID_ANNOTATION,	/* a known annotation key is malformed */
+};
+
+/* Owns the two cpulist strings: free with meta_release, copy with
+ * meta_copy (a plain struct copy would share them). */
 struct pod_meta {
 	bool from_bundle;		/* false: only the cgroup path was known */
+	enum meta_invalid invalid;
+	char error[256];		/* why invalid: one line naming the key or
+					 * the fault, never quoting a value */
 	bool sandbox;
 	char namespace_[128];
 	char pod_name[256];
 	char container_name[256];
 	char pod_uid[64];
 	char sandbox_id[72];		/* a sandbox's own ID (meta_load fills it) */
-	bool has_cores_ids;
-	char cores_ids[512];		/* raw annotation value */
+	char *cores_ids;		/* raw annotation value, owned; NULL = absent */
 	bool has_cpu_limit;		/* quota > 0 and period > 0 */
 	int64_t quota_us;		/* -1 when unlimited (missing or <= 0) */
 	uint64_t period_us;		/* 0 when absent */
@@ -86,27 +113,39 @@ struct pod_meta {
 };
 
 /*
- * Parses one config.json file into *ret (zeroed first; untouched on error).
- * The file is opened with O_NOFOLLOW and must be a regular file.
- * Returns 0; -ENOENT when the file does not exist; -ELOOP for a symlink;
- * -EINVAL when not a regular file; -EFBIG above META_MAX_CONFIG_BYTES;
- * -EBADMSG when it is not a JSON object or a known key has the wrong type
- * (a too-long string value, or one with a NUL, is also -EBADMSG);
- * -ENOMEM; -errno on I/O error.
+ * Parses one config.json file into *ret (overwritten; release it with
+ * meta_release). The file is read with files_read (files.h: no symlink,
+ * no FIFO, regular files only, at most META_MAX_CONFIG_BYTES).
+ * Returns 0 with ret->invalid telling whether it can be used (a symlink,
+ * FIFO, oversize, non-JSON or wrongly typed bundle is 0 with
+ * META_INVALID_BUNDLE and ret->error); -ENOENT or -ENOTDIR when there is
+ * no file; -ENOMEM (*ret untouched).
  */
 int meta_parse_file(const char *config_json, struct pod_meta *ret);
 
 /* Same, from a NUL-terminated JSON text (for tests and fuzzing). */
 int meta_parse_text(const char *json, struct pod_meta *ret);
 
+/* Frees what m owns and zeroes it (quota_us = -1). Accepts a zeroed m. */
+void meta_release(struct pod_meta *m);
+
+/* *dst = a deep copy of *src (dst is overwritten, not released).
+ * Returns 0 or -ENOMEM (dst then zeroed). */
+int meta_copy(struct pod_meta *dst, const struct pod_meta *src);
+
+/* Copies the pod-level annotations (cores-ids, pod policy) of sb into ct
+ * where ct has none of its own: runtimes without pod_annotations put them
+ * on the sandbox only. Returns 0 or -ENOMEM (ct unchanged). */
+int meta_inherit_pod(struct pod_meta *ct, const struct pod_meta *sb);
+
 /*
  * Finds and parses the bundle of container_id: each template in turn,
  * with every "{id}" replaced by container_id (a template without "{id}" is
  * used verbatim), first existing file wins. For a sandbox without a
  * sandbox-id annotation, sandbox_id is set to container_id.
- * Returns 0, -EINVAL when container_id is empty, ".", ".." or has a '/',
- * -ENOENT when no template names an existing file, -ENAMETOOLONG, or
- * meta_parse_file's error for the file found.
+ * Returns 0 (ret->invalid may be set, see meta_parse_file), -EINVAL when
+ * container_id is empty, ".", ".." or has a '/', -ENOENT when no template
+ * names an existing file, -ENAMETOOLONG, or -ENOMEM.
  */
 int meta_load(const char *const *templates, unsigned n_templates,
 	      const char *container_id, struct pod_meta *ret);

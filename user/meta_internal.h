@@ -17,9 +17,22 @@ int meta_member(struct json_object *parent, const char *key, enum json_type type
  * -EBADMSG for another type, a NUL inside, or a value that does not fit. */
 int meta_get_string(struct json_object *parent, const char *key, char *dst, size_t size);
 
-/* Strict JSON (UTF-8 checked, no trailing garbage) from len bytes.
- * Returns 0 and *ret (caller puts it), -EBADMSG, -EFBIG, -ENOMEM. */
-int meta_parse_json(const char *text, size_t len, struct json_object **ret);
+/* A string member of at most max bytes, strdup'd into *ret (caller frees).
+ * Returns 1, 0 absent, -EBADMSG (wrong type, NUL inside, longer), -ENOMEM. */
+int meta_dup_string(struct json_object *parent, const char *key, size_t max, char **ret);
+
+/* Why parent[key] was refused, as one line into buf[len]: wrong type
+ * ("\"key\" is a number, expected a string"), a NUL inside, or longer than
+ * limit - 1 bytes (limit: the buffer size it had to fit). Never quotes
+ * the value. */
+void meta_why(struct json_object *parent, const char *key, enum json_type type, size_t limit,
+	      char *buf, size_t len);
+
+/* Strict JSON (UTF-8 checked, no trailing garbage, nesting at most
+ * META_MAX_JSON_DEPTH) from len bytes. Returns 0 and *ret (caller puts
+ * it); -EBADMSG or -EFBIG with the reason in why[why_len]; -ENOMEM. */
+int meta_parse_json(const char *text, size_t len, struct json_object **ret, char *why,
+		    size_t why_len);
 
 /* The pod policy annotations of meta.h from one annotation object (the
  * bundle's, or CRI-O's inner copy). Values already set are kept: the

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "meta_internal.h"
 
@@ -53,17 +54,19 @@ static int inner_object(struct json_object *ann, const char *key, struct json_ob
 {
 	struct json_object *v, *o = NULL;
 	int r = meta_member(ann, key, json_type_string, &v);
+	char why[160] = "it is not a string";
 
 	if (r == 0)
 		return 0;
 	if (r > 0)
 		r = meta_parse_json(json_object_get_string(v),
-				    (size_t)json_object_get_string_len(v), &o);
+				    (size_t)json_object_get_string_len(v), &o, why, sizeof(why));
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0 || !json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
-		bad(a, "%s: not a JSON object in a string", key);
+		bad(a, "%s: not a JSON object in a string: %s", key,
+		    r < 0 ? why : "another JSON type inside");
 		return -1;
 	}
 	*ret = o;
@@ -80,13 +83,19 @@ static int resource_status(struct json_object *ann, struct pod_policy_ann *a)
 	r = inner_object(ann, META_RESOURCE_STATUS_ANNOTATION, &o, a);
 	if (r <= 0)
 		return r == -ENOMEM ? r : 0;
-	r = meta_get_string(o, "cpuset", a->status_cpuset, sizeof(a->status_cpuset));
+	r = meta_dup_string(o, "cpuset", META_MAX_CPULIST_BYTES, &a->status_cpuset);
+	json_object_put(o);
+	if (r == -ENOMEM)
+		return r;
 	if (r < 0)
-		bad(a, "%s: \"cpuset\" is not a string of at most %zu bytes",
-		    META_RESOURCE_STATUS_ANNOTATION, sizeof(a->status_cpuset) - 1);
+		bad(a, "%s: \"cpuset\" is not a string of at most %u bytes",
+		    META_RESOURCE_STATUS_ANNOTATION, META_MAX_CPULIST_BYTES);
 	/* An empty cpuset means the scheduler made no CPU allocation. */
 	a->has_status_cpuset = r > 0 && a->status_cpuset[0];
-	json_object_put(o);
+	if (!a->has_status_cpuset) {
+		free(a->status_cpuset);
+		a->status_cpuset = NULL;
+	}
 	return 0;
 }
 

@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "log.h"
 #include "policy_internal.h"
 
 static const char *const error_names[POLICY_ERR__COUNT] = {
 	[POLICY_OK] = "",
 	[POLICY_ERR_INVALID_ANNOTATION] = "invalid_annotation",
+	[POLICY_ERR_INVALID_BUNDLE] = "invalid_bundle",
 	[POLICY_ERR_CPU_OFFLINE] = "cpu_offline",
 	[POLICY_ERR_CPU_EXCLUSIVE] = "cpu_exclusive",
 	[POLICY_ERR_INSUFFICIENT_CPUS] = "insufficient_cpus",
@@ -28,6 +30,7 @@ static const char *const error_names[POLICY_ERR__COUNT] = {
 /* The errno each admission error is returned as. */
 static const int error_errno[POLICY_ERR__COUNT] = {
 	[POLICY_ERR_INVALID_ANNOTATION] = EINVAL,
+	[POLICY_ERR_INVALID_BUNDLE] = EBADMSG,
 	[POLICY_ERR_CPU_OFFLINE] = ENXIO,
 	[POLICY_ERR_CPU_EXCLUSIVE] = EBUSY,
 	[POLICY_ERR_INSUFFICIENT_CPUS] = ENOSPC,
@@ -49,6 +52,7 @@ const char *policy_rule_name(enum policy_rule rule)
 		[POLICY_RULE_DEFAULT_SHARED] = "default_shared",
 		[POLICY_RULE_SANDBOX] = "sandbox",
 		[POLICY_RULE_INVALID_ANNOTATION] = "invalid_annotation",
+		[POLICY_RULE_INVALID_BUNDLE] = "invalid_bundle",
 		[POLICY_RULE_CORES_IDS] = "cores_ids",
 		[POLICY_RULE_RESOURCE_STATUS] = "resource_status",
 		[POLICY_RULE_QOS_CLASS] = "qos_class",
@@ -216,10 +220,15 @@ int policy_fail(struct policy_decision *d, enum policy_error err, const char *fm
 {
 	va_list ap;
 
+	char raw[sizeof(d->reason)];
+
 	d->err = err;
 	va_start(ap, fmt);
-	vsnprintf(d->reason, sizeof(d->reason), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* Reasons quote pod values (annotations, names): escaped once here,
+	 * every sink (log, termination message, status, .prom) gets one line. */
+	log_escape(raw, d->reason, sizeof(d->reason));
 	return -error_errno[err];
 }
 
@@ -348,7 +357,10 @@ static int admit_new(struct policy *p, const struct policy_request *req,
 	*d = (struct policy_decision){ 0 };
 	r = policy_classify(p, req, &ki, d);
 	if (r < 0) {
-		ki = (struct klass_info){ .k = K_SHARED, .rule = POLICY_RULE_INVALID_ANNOTATION };
+		ki = (struct klass_info){ .k = K_SHARED,
+					  .rule = d->err == POLICY_ERR_INVALID_BUNDLE ?
+						  POLICY_RULE_INVALID_BUNDLE :
+						  POLICY_RULE_INVALID_ANNOTATION };
 		d->kind = CPUSETD_KIND_SHARED;
 		policy_shared_pool(p, &d->cpus);
 		d->reject = p->cfg.on_error == POLICY_ON_ERROR_REJECT && !req->sandbox;

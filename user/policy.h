@@ -44,6 +44,7 @@
 enum policy_error {
 	POLICY_OK = 0,
 	POLICY_ERR_INVALID_ANNOTATION,	/* cores-ids is not a cpulist */
+	POLICY_ERR_INVALID_BUNDLE,	/* config.json unusable (meta.h) */
 	POLICY_ERR_CPU_OFFLINE,		/* annotated CPU not online */
 	POLICY_ERR_CPU_EXCLUSIVE,	/* annotated CPU owned by an integer container */
 	POLICY_ERR_INSUFFICIENT_CPUS,	/* integer: fewer free CPUs than N */
@@ -66,6 +67,7 @@ enum policy_rule {
 	POLICY_RULE_DEFAULT_SHARED = 0,	/* seeds/002: everything else is shared */
 	POLICY_RULE_SANDBOX,		/* pause containers are always shared */
 	POLICY_RULE_INVALID_ANNOTATION,	/* a pod annotation could not be used */
+	POLICY_RULE_INVALID_BUNDLE,	/* the bundle config.json could not be used */
 	POLICY_RULE_CORES_IDS,		/* seeds/002 annotated: weka.io/cores-ids */
 	POLICY_RULE_RESOURCE_STATUS,	/* Koordinator scheduler-made cpuset */
 	POLICY_RULE_QOS_CLASS,		/* koordinator.sh/qosClass BE/LS/SYSTEM */
@@ -102,6 +104,10 @@ struct policy_request {
 	bool sandbox;			/* pause container: always shared */
 	enum cgfs_qos qos;
 	const char *cores_ids;		/* weka.io/cores-ids value, or NULL */
+	/* The bundle or a known annotation is malformed (meta.h): refused
+	 * as invalid_bundle / invalid_annotation with invalid_why. */
+	enum meta_invalid invalid;
+	const char *invalid_why;
 	int64_t quota_us;		/* CFS quota, -1 = unlimited */
 	uint64_t period_us;		/* CFS period, 0 = unknown */
 	const struct pod_policy_ann *pod;	/* Koordinator/cpusetd annotations, or NULL */

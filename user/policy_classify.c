@@ -93,6 +93,12 @@ int policy_classify(const struct policy *p, const struct policy_request *req,
 	unsigned n;
 	int r;
 
+	/* Never a silent fallback to the shared pool: what the bundle says
+	 * cannot be known, so it is an admission error like any other. */
+	if (req->invalid == META_INVALID_BUNDLE)
+		return policy_fail(d, POLICY_ERR_INVALID_BUNDLE, "%s", req->invalid_why);
+	if (req->invalid == META_INVALID_ANNOTATION)
+		return policy_fail(d, POLICY_ERR_INVALID_ANNOTATION, "%s", req->invalid_why);
 	if (req->sandbox) {
 		ki.rule = POLICY_RULE_SANDBOX;
 		goto out;

@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -149,8 +150,20 @@ int reject_write_message(const char *pods_dir, const char *host_path, const char
 		return fd;
 	}
 	r = check_and_truncate(fd);
-	if (r == 0)
-		r = write_all(fd, msg, strlen(msg));
+	if (r == 0) {
+		/* kubelet shows the file as the container's message: one line
+		 * (an escape is at most 4 bytes per byte). */
+		size_t size = 4 * strlen(msg) + 1;
+		char *line = malloc(size);
+
+		if (line) {
+			log_escape(msg, line, size);
+			r = write_all(fd, line, strlen(line));
+			free(line);
+		} else {
+			r = -ENOMEM;
+		}
+	}
 	if (r == 0)
 		r = write_all(fd, "\n", 1);
 	if (close(fd) < 0 && r == 0 && errno != EINTR)

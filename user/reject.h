@@ -10,7 +10,8 @@
 #define CPUSETD_REJECT_H
 
 /*
- * Writes msg plus a newline into host_path, replacing its content.
+ * Writes msg (log_escape'd: one line) plus a newline
+ * into host_path, replacing its content.
  * host_path must be an absolute path strictly under pods_dir (absolute; a
  * trailing slash is fine) with no ".." component; it is opened relative to
  * pods_dir with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), never

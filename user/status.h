@@ -44,7 +44,7 @@
  *                       "action": "rejected"|"shared"|"kept"},
  *               (kept: a CPU hotplug error, reason cpu_offline or
  *                insufficient_cpus; the container keeps its placement)
- *      "decision": {"rule": "sandbox"|"invalid_annotation"|"cores_ids"|
+ *      "decision": {"rule": "sandbox"|"invalid_annotation"|"invalid_bundle"|"cores_ids"|
  *                      "resource_status"|"qos_class"|"integer"|
  *                      "besteffort_pool"|"default_shared",
  *                   "cpu_quota_us": N (-1 none), "cpu_period_us": N,

@@ -15,7 +15,7 @@ static void add(json_object *o, const char *k, json_object *v)
 
 static void ann(json_object *o, const char *key, bool given, const char *val)
 {
-	if (given && val[0])
+	if (given && val && val[0])
 		add(o, key, json_object_new_string(val));
 }
 
@@ -24,7 +24,7 @@ static json_object *annotations_obj(const struct pod_meta *m)
 	json_object *o = json_object_new_object();
 	const struct pod_policy_ann *a = &m->pod;
 
-	ann(o, "weka.io/cores-ids", m->has_cores_ids, m->cores_ids);
+	ann(o, "weka.io/cores-ids", true, m->cores_ids);
 	ann(o, META_QOS_CLASS_ANNOTATION, true, a->qos_class);
 	ann(o, "resource-status.cpuset", a->has_status_cpuset, a->status_cpuset);
 	ann(o, "resource-spec.preferredCPUBindPolicy", true, a->bind_policy);

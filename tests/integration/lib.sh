@@ -212,13 +212,14 @@ json_escape() {
 	_s=${_s//$'\r'/\\r}
 }
 
-# container_start POD NAME QOS TYPE CPU_MILLI [ANNOTATION] [CPUS_IN_SPEC]
+# container_start POD NAME QOS TYPE CPU_MILLI [ANNOTATION] [CPUS_IN_SPEC] [HOOK PATH]
 #   TYPE: sandbox|container; CPU_MILLI: limit in millicores, 0 = none.
+#   HOOK PATH: runs HOOK PATH BUNDLE_JSON before runc (hostile bundles).
 #   IT_ANNOTATIONS: a JSON object of more pod annotations (as containerd's
 #   pod_annotations passes them), e.g. '{"koordinator.sh/qosClass":"BE"}'.
 # Writes a containerd-shaped config.json and runs it with runc.
 container_start() {
-	local pod=$1 name=$2 qos=$3 type=$4 milli=$5 annot=${6:-} spec_cpus=${7:-}
+	local pod=$1 name=$2 qos=$3 type=$4 milli=$5 annot=${6:-} spec_cpus=${7:-} hook=${8:-}
 	local id uid sid b term cg quota=0
 	id=$(cid "$pod/$name"); uid=$(uid "$pod"); sid=$(cid "$pod/POD")
 	b=${IT_BUNDLES:-$IT_WORK/bundles}/$id
@@ -266,6 +267,7 @@ container_start() {
 	  }
 	}
 	EOF
+	[ -z "$hook" ] || "$hook" "$9" "$b/config.json"
 	$IT_RUNC run -d --bundle "$b" "$id" >"$IT_WORK/runc-$id.log" 2>&1
 }
 

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include "user/config.h"
 
@@ -236,7 +237,7 @@ static void test_argv_overrides_ini(void **state)
 static void test_repeated_bundle_path(void **state)
 {
 	const char *args[] = {
-		"--bundle-path", "/a/{id}", "--bundle-path=/b/{id}", "--bundle-path", "/c/fixed.json",
+		"--bundle-path", "/a/{id}", "--bundle-path=/b/{id}", "--bundle-path", "/c/{id}.json",
 		"--config", ini, "--dry-run", NULL,
 	};
 	const char *nine[2 + 2 * 9 + 1] = { "--config", ini };
@@ -248,7 +249,7 @@ static void test_repeated_bundle_path(void **state)
 	assert_int_equal(c.n_bundle_paths, 3);
 	assert_string_equal(c.bundle_paths[0], "/a/{id}");
 	assert_string_equal(c.bundle_paths[1], "/b/{id}");
-	assert_string_equal(c.bundle_paths[2], "/c/fixed.json");
+	assert_string_equal(c.bundle_paths[2], "/c/{id}.json");
 	assert_true(c.dry_run);
 
 	for (int i = 1; i <= 9; i++) {
@@ -268,7 +269,7 @@ static void test_bad_argv(void **state)
 {
 	static char longpath[PATH_MAX + 2];
 	static const struct {
-		const char *args[4];
+		const char *args[5];
 		const char *msg;
 	} cases[] = {
 		{ { "--min-shared-cpus", "x" },
@@ -296,6 +297,18 @@ static void test_bad_argv(void **state)
 		{ { "--state-dir" }, "cpusetd: option '--state-dir' needs a value\n" },
 		{ { "--min-shared-cpus" }, "option '--min-shared-cpus' needs a value" },
 		{ { "stray" }, "cpusetd: unexpected argument 'stray' (see --help)\n" },
+		/* fine alone, wrong together or for the node (start-time checks) */
+		{ { "--bundle-path", "/etc/passwd" },
+		  "cpusetd: bundle_path '/etc/passwd' has no {id}: every container would read "
+		  "the same file\n" },
+		{ { "--kubelet-cpu-manager-policy-options",
+		    "full-pcpus-only=true,distribute-cpus-across-cores=true" },
+		  "full-pcpus-only and distribute-cpus-across-cores cannot be used together" },
+		{ { "--kubelet-cpu-manager-policy-options",
+		    "distribute-cpus-across-numa=true,distribute-cpus-across-cores=true" },
+		  "distribute-cpus-across-numa and distribute-cpus-across-cores cannot be used" },
+		{ { "--pin-dir", "/var/lib/cpusetd", "--state-dir", "/var/lib/cpusetd" },
+		  "pin_dir and state_dir are both '/var/lib/cpusetd'" },
 	};
 	char kr[300];
 
@@ -433,12 +446,51 @@ static void test_config_file_errors(void **state)
 	assert_non_null(strstr(err, "missing.conf"));
 	assert_int_equal(load(&c, dir), -EINVAL);
 	assert_non_null(strstr(err, "not a regular"));
+	/* a FIFO must not hang the start (O_NONBLOCK), a symlink is refused */
+	char fifo[160], link[160];
+	snprintf(fifo, sizeof(fifo), "%s/fifo.conf", tmpdir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	args[1] = fifo;
+	assert_int_equal(load(&c, args), -EINVAL);
+	assert_non_null(strstr(err, "not a regular"));
+	unlink(fifo);
+	snprintf(link, sizeof(link), "%s/link.conf", tmpdir);
+	write_ini("");
+	assert_int_equal(symlink(ini, link), 0);
+	args[1] = link;
+	assert_int_equal(load(&c, args), -ELOOP);
+	unlink(link);
 	/* a NUL byte inside */
 	fd = open(ini, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	assert_int_equal(write(fd, "a=1\0\n", 5), 5);
 	close(fd);
 	args[1] = ini;
 	assert_int_equal(load(&c, args), -EINVAL);
+}
+
+/* min_shared_cpus against the CPUs online: below is fine, at or above is
+ * one line. */
+static void test_check_cpus(void **state)
+{
+	struct cpusetd_config c = { .policy = { .min_shared_cpus = 2 } };
+	int se;
+
+	(void)state;
+	assert_int_equal(config_check_cpus(&c, 3), 0);
+	fflush(stderr);
+	se = capture_begin(2);
+	assert_int_equal(config_check_cpus(&c, 2), -EINVAL);
+	fflush(stderr);
+	capture_end(2, se, err, sizeof(err));
+	assert_string_equal(err, "cpusetd: min_shared_cpus 2 is not below the 2 CPUs online: "
+			    "no CPU could ever be exclusive\n");
+	c.policy.min_shared_cpus = 3;
+	fflush(stderr);
+	se = capture_begin(2);
+	assert_int_equal(config_check_cpus(&c, 1), -EINVAL);
+	fflush(stderr);
+	capture_end(2, se, err, sizeof(err));
+	assert_non_null(strstr(err, "the 1 CPU online"));
 }
 
 static void test_help_version(void **state)
@@ -624,6 +676,7 @@ int main(void)
 		cmocka_unit_test(test_argv_overrides_ini),
 		cmocka_unit_test(test_repeated_bundle_path),
 		cmocka_unit_test(test_bad_argv),
+		cmocka_unit_test(test_check_cpus),
 		cmocka_unit_test(test_good_edges),
 		cmocka_unit_test(test_bad_ini),
 		cmocka_unit_test(test_ini_limits),

@@ -97,7 +97,7 @@ static const struct esc_case esc_cases[] = {
 	{ "back\\slash", "back\\\\slash" },
 	{ "two\nlines", "two\\nlines" },
 	{ "\"} 1\ncpusetd_evil 1\n#", "\\\"} 1\\ncpusetd_evil 1\\n#" },
-	{ "tab\tand\rcr", "tab\tand\rcr" },	/* legal in a label value */
+	{ "tab\tand\rcr\x1b[2J", "tab?and?cr?[2J" },	/* legal, but no use to anyone: a terminal would obey them */
 	{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" },
 	{ "bad\xff", "bad\xef\xbf\xbd" },
 	{ "cut\xe2\x82", "cut\xef\xbf\xbd\xef\xbf\xbd" },	/* truncated sequence */

@@ -42,8 +42,11 @@ static void check_meta(const struct pod_meta *m, const struct want *w)
 	assert_string_equal(m->container_name, S(w->ctr));
 	assert_string_equal(m->pod_uid, S(w->uid));
 	assert_string_equal(m->sandbox_id, S(w->sandbox_id));
-	assert_int_equal(m->has_cores_ids, w->cores != NULL);
-	assert_string_equal(m->cores_ids, S(w->cores));
+	assert_int_equal(m->invalid, META_VALID);
+	assert_string_equal(m->error, "");
+	assert_int_equal(m->cores_ids != NULL, w->cores != NULL);
+	if (w->cores)
+		assert_string_equal(m->cores_ids, w->cores);
 	assert_int_equal(m->quota_us, w->quota);
 	assert_int_equal(m->period_us, w->period);
 	assert_int_equal(m->cpu_shares, w->shares);
@@ -177,71 +180,225 @@ static void test_good_texts(void **state)
 }
 
 /* Inline texts that must fail, and how. */
+/* Texts that are refused: the whole bundle (nothing else kept), or one
+ * known annotation (named; the rest still read). Never a silent fallback. */
 static const struct {
 	const char *name, *json;
-	int err;
+	enum meta_invalid kind;
+	const char *why;	/* a substring of the error */
 } bad_cases[] = {
-	{ "empty text", "", -EBADMSG },
-	{ "garbage", "this is not json", -EBADMSG },
-	{ "truncated", "{\"annotations\":{", -EBADMSG },
-	{ "trailing garbage", "{} x", -EBADMSG },
-	{ "two documents", "{}{}", -EBADMSG },
-	{ "trailing comma", "{\"a\":1,}", -EBADMSG },
-	{ "array root", "[]", -EBADMSG },
-	{ "string root", "\"x\"", -EBADMSG },
-	{ "invalid UTF-8", "{\"annotations\":{\"io.kubernetes.pod.name\":\"\xff\xfe\"}}", -EBADMSG },
-	{ "annotations is an array", "{\"annotations\":[]}", -EBADMSG },
+	{ "empty text", "", META_INVALID_BUNDLE, "not JSON" },
+	{ "garbage", "this is not json", META_INVALID_BUNDLE, "not JSON" },
+	{ "truncated", "{\"annotations\":{", META_INVALID_BUNDLE, "unexpected end" },
+	{ "trailing garbage", "{} x", META_INVALID_BUNDLE, "not JSON" },
+	{ "two documents", "{}{}", META_INVALID_BUNDLE, "not JSON" },
+	{ "trailing comma", "{\"a\":1,}", META_INVALID_BUNDLE, "not JSON" },
+	{ "array root", "[]", META_INVALID_BUNDLE, "root is not a JSON object" },
+	{ "string root", "\"x\"", META_INVALID_BUNDLE, "root is not a JSON object" },
+	{ "invalid UTF-8", "{\"annotations\":{\"io.kubernetes.pod.name\":\"\xff\xfe\"}}", META_INVALID_BUNDLE, "utf-8" },
+	{ "nested 65 deep", NULL, META_INVALID_BUNDLE, "nested deeper than 64" },
+	{ "annotations is an array", "{\"annotations\":[]}", META_INVALID_BUNDLE, "\"annotations\" is an array" },
 	{ "container name is a number",
-	  "{\"annotations\":{\"io.kubernetes.cri.container-name\":5}}", -EBADMSG },
+	  "{\"annotations\":{\"io.kubernetes.cri.container-name\":5}}", META_INVALID_ANNOTATION,
+	  "\"io.kubernetes.cri.container-name\" is an int, expected a string" },
 	{ "container type is a bool",
-	  "{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":true}}", -EBADMSG },
-	{ "cores-ids is a number", "{\"annotations\":{\"weka.io/cores-ids\":3}}", -EBADMSG },
-	{ "cores-ids is an array", "{\"annotations\":{\"weka.io/cores-ids\":[1,2]}}", -EBADMSG },
+	  "{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":true}}", META_INVALID_ANNOTATION,
+	  "\"io.kubernetes.cri-o.ContainerType\" is a boolean" },
+	{ "cores-ids is a number", "{\"annotations\":{\"weka.io/cores-ids\":5}}", META_INVALID_ANNOTATION,
+	  "\"weka.io/cores-ids\" is an int, expected a string" },
+	{ "cores-ids is an array", "{\"annotations\":{\"weka.io/cores-ids\":[1,2]}}", META_INVALID_ANNOTATION,
+	  "\"weka.io/cores-ids\" is an array" },
 	{ "second key malformed behind a good first",
 	  "{\"annotations\":{\"io.kubernetes.cri.sandbox-name\":\"a\",\"io.kubernetes.pod.name\":{}}}",
-	  -EBADMSG },
+	  META_INVALID_ANNOTATION, "\"io.kubernetes.pod.name\" is an object" },
 	{ "NUL inside a string",
-	  "{\"annotations\":{\"weka.io/cores-ids\":\"1\\u00002\"}}", -EBADMSG },
+	  "{\"annotations\":{\"weka.io/cores-ids\":\"1\\u00002\"}}", META_INVALID_ANNOTATION, "contains a NUL" },
 	{ "crio annotations not JSON",
-	  "{\"annotations\":{\"io.kubernetes.cri-o.Annotations\":\"{nope\"}}", -EBADMSG },
+	  "{\"annotations\":{\"io.kubernetes.cri-o.Annotations\":\"{nope\"}}", META_INVALID_ANNOTATION,
+	  "\"io.kubernetes.cri-o.Annotations\" is not a JSON object" },
 	{ "crio annotations a JSON array",
-	  "{\"annotations\":{\"io.kubernetes.cri-o.Annotations\":\"[]\"}}", -EBADMSG },
+	  "{\"annotations\":{\"io.kubernetes.cri-o.Annotations\":\"[]\"}}", META_INVALID_ANNOTATION,
+	  "\"io.kubernetes.cri-o.Annotations\" is not a JSON object" },
 	{ "crio annotations a number",
-	  "{\"annotations\":{\"io.kubernetes.cri-o.Annotations\":7}}", -EBADMSG },
+	  "{\"annotations\":{\"io.kubernetes.cri-o.Annotations\":7}}", META_INVALID_ANNOTATION,
+	  "\"io.kubernetes.cri-o.Annotations\" is an int" },
 	{ "crio inner cores-ids a number",
 	  "{\"annotations\":{\"io.kubernetes.cri-o.Annotations\":\"{\\\"weka.io/cores-ids\\\":4}\"}}",
-	  -EBADMSG },
-	{ "linux is a string", "{\"linux\":\"x\"}", -EBADMSG },
-	{ "resources is an array", "{\"linux\":{\"resources\":[]}}", -EBADMSG },
-	{ "cpu is a number", "{\"linux\":{\"resources\":{\"cpu\":1}}}", -EBADMSG },
-	{ "quota is a string", "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":\"100000\"}}}}", -EBADMSG },
-	{ "quota is a float", "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":1.5}}}}", -EBADMSG },
+	  META_INVALID_ANNOTATION, "\"weka.io/cores-ids\" is an int" },
+	{ "linux is a string", "{\"linux\":\"x\"}", META_INVALID_BUNDLE, "\"linux\" is a string, expected an object" },
+	{ "resources is an array", "{\"linux\":{\"resources\":[]}}", META_INVALID_BUNDLE, "\"resources\" is an array" },
+	{ "cpu is a number", "{\"linux\":{\"resources\":{\"cpu\":1}}}", META_INVALID_BUNDLE, "\"cpu\" is an int" },
+	{ "quota is a string", "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":\"100000\"}}}}", META_INVALID_BUNDLE,
+	  "\"quota\" is a string, expected an int" },
+	{ "quota is a float", "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":1.5}}}}", META_INVALID_BUNDLE,
+	  "\"quota\" is a double" },
 	{ "quota above int64",
-	  "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":9223372036854775808}}}}", -EBADMSG },
-	{ "negative period", "{\"linux\":{\"resources\":{\"cpu\":{\"period\":-1}}}}", -EBADMSG },
-	{ "shares is a string", "{\"linux\":{\"resources\":{\"cpu\":{\"shares\":\"2\"}}}}", -EBADMSG },
-	{ "cgroupsPath is a number", "{\"linux\":{\"cgroupsPath\":1}}", -EBADMSG },
-	{ "mounts is an object", "{\"mounts\":{}}", -EBADMSG },
-	{ "mount is a string", "{\"mounts\":[\"/a\"]}", -EBADMSG },
-	{ "mount destination is a number", "{\"mounts\":[{\"destination\":1,\"source\":\"/a\"}]}", -EBADMSG },
-	{ "mount source is an array", "{\"mounts\":[{\"destination\":\"/a\",\"source\":[]}]}", -EBADMSG },
+	  "{\"linux\":{\"resources\":{\"cpu\":{\"quota\":9223372036854775808}}}}", META_INVALID_BUNDLE,
+	  "\"quota\" is out of range" },
+	{ "negative period", "{\"linux\":{\"resources\":{\"cpu\":{\"period\":-1}}}}", META_INVALID_BUNDLE,
+	  "\"period\" is out of range" },
+	{ "shares is a string", "{\"linux\":{\"resources\":{\"cpu\":{\"shares\":\"2\"}}}}", META_INVALID_BUNDLE,
+	  "\"shares\" is a string" },
+	{ "cgroupsPath is a number", "{\"linux\":{\"cgroupsPath\":1}}", META_INVALID_BUNDLE, "\"cgroupsPath\" is an int" },
+	{ "mounts is an object", "{\"mounts\":{}}", META_INVALID_BUNDLE, "\"mounts\" is an object" },
+	{ "mount is a string", "{\"mounts\":[\"/a\"]}", META_INVALID_BUNDLE, "mounts[0] is not an object" },
+	{ "mount destination is a number", "{\"mounts\":[{\"destination\":1,\"source\":\"/a\"}]}", META_INVALID_BUNDLE,
+	  "\"destination\" is an int" },
+	{ "mount source is an array", "{\"mounts\":[{\"destination\":\"/a\",\"source\":[]}]}", META_INVALID_BUNDLE,
+	  "\"source\" is an array" },
 	{ "termination path is a number",
-	  "{\"annotations\":{\"io.kubernetes.container.terminationMessagePath\":0}}", -EBADMSG },
+	  "{\"annotations\":{\"io.kubernetes.container.terminationMessagePath\":0}}", META_INVALID_ANNOTATION,
+	  "\"io.kubernetes.container.terminationMessagePath\" is an int" },
 };
+
+/* "[[[...]]]" depth levels deep, caller frees. */
+static char *nested(size_t depth)
+{
+	char *s = malloc(2 * depth + 1);
+
+	assert_non_null(s);
+	memset(s, '[', depth);
+	memset(s + depth, ']', depth);
+	s[2 * depth] = '\0';
+	return s;
+}
 
 static void test_bad_texts(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(bad_cases); i++) {
-		struct pod_meta m, before;
+		char *deep = bad_cases[i].json ? NULL : nested(META_MAX_JSON_DEPTH + 1);
+		struct pod_meta m;
 
 		print_message("case: %s\n", bad_cases[i].name);
-		memset(&m, 0x5a, sizeof(m));
-		before = m;
-		assert_int_equal(meta_parse_text(bad_cases[i].json, &m), bad_cases[i].err);
-		/* ret_ is untouched on failure */
-		assert_memory_equal(&m, &before, sizeof(m));
+		assert_int_equal(meta_parse_text(deep ? deep : bad_cases[i].json, &m), 0);
+		assert_int_equal(m.invalid, bad_cases[i].kind);
+		if (!strstr(m.error, bad_cases[i].why))
+			fail_msg("error \"%s\" lacks \"%s\"", m.error, bad_cases[i].why);
+		assert_null(strchr(m.error, '\n'));
+		if (m.invalid == META_INVALID_BUNDLE) {
+			/* nothing of an unusable bundle is used */
+			assert_false(m.from_bundle);
+			assert_null(m.cores_ids);
+			assert_string_equal(m.pod_name, "");
+		}
+		meta_release(&m);
+		free(deep);
 	}
+}
+
+/* 100,000 levels: an error in bounded time and stack, not a crash. */
+static void test_deep_nesting(void **state)
+{
+	char *deep = nested(100000);
+	struct pod_meta m;
+
+	(void)state;
+	assert_int_equal(meta_parse_text(deep, &m), 0);
+	assert_int_equal(m.invalid, META_INVALID_BUNDLE);
+	assert_non_null(strstr(m.error, "nested deeper than 64"));
+	free(deep);
+	/* 64 deep inside an annotation object is still fine JSON */
+	deep = nested(META_MAX_JSON_DEPTH - 2);
+	char *json = malloc(strlen(deep) + 64);
+	sprintf(json, "{\"annotations\":{\"x\":%s}}", deep);
+	assert_int_equal(meta_parse_text(json, &m), 0);
+	assert_int_equal(m.invalid, META_VALID);
+	free(json);
+	free(deep);
+}
+
+/* The identity of the pod survives a bad annotation, so the error lands
+ * on the right pod; a bundle fault outranks an annotation one. */
+static void test_annotation_error_keeps_identity(void **state)
+{
+	struct pod_meta m;
+
+	(void)state;
+	assert_int_equal(meta_parse_text("{\"annotations\":{"
+		"\"io.kubernetes.cri.sandbox-namespace\":\"shop\","
+		"\"io.kubernetes.cri.sandbox-name\":\"web-1\","
+		"\"io.kubernetes.cri.container-name\":\"app\","
+		"\"weka.io/cores-ids\":5}}", &m), 0);
+	assert_int_equal(m.invalid, META_INVALID_ANNOTATION);
+	assert_string_equal(m.namespace_, "shop");
+	assert_string_equal(m.pod_name, "web-1");
+	assert_string_equal(m.container_name, "app");
+	assert_null(m.cores_ids);
+	meta_release(&m);
+
+	assert_int_equal(meta_parse_text("{\"annotations\":{\"weka.io/cores-ids\":5},"
+		"\"linux\":{\"cgroupsPath\":7}}", &m), 0);
+	assert_int_equal(m.invalid, META_INVALID_BUNDLE);
+	assert_non_null(strstr(m.error, "cgroupsPath"));
+	meta_release(&m);
+}
+
+/* A cpulist annotation of every id of 8192 CPUs (39,849 bytes) is kept
+ * whole; one byte over META_MAX_CPULIST_BYTES is refused, never cut. */
+static void test_cpulist_sizes(void **state)
+{
+	static const char *const keys[] = {
+		"\"weka.io/cores-ids\":\"%s\"",
+		"\"scheduling.koordinator.sh/resource-status\":\"{\\\"cpuset\\\":\\\"%s\\\"}\"",
+	};
+	char *list = malloc(META_MAX_CPULIST_BYTES + 2), *json = malloc(META_MAX_CPULIST_BYTES + 256);
+	size_t len = 0;
+	struct pod_meta m;
+
+	(void)state;
+	assert_non_null(list);
+	assert_non_null(json);
+	for (unsigned id = 0; id < 8192; id++)
+		len += (size_t)sprintf(list + len, id ? ",%u" : "%u", id);
+	assert_int_equal(len, 39849);
+	for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
+		char fmt[160];
+
+		snprintf(fmt, sizeof(fmt), "{\"annotations\":{%s}}", keys[k]);
+		sprintf(json, fmt, list);
+		assert_int_equal(meta_parse_text(json, &m), 0);
+		assert_int_equal(m.invalid, META_VALID);
+		assert_string_equal(k ? m.pod.status_cpuset : m.cores_ids, list);
+		assert_string_equal(m.pod.error, "");
+		meta_release(&m);
+	}
+	/* one byte over the limit */
+	memset(list, '1', META_MAX_CPULIST_BYTES + 1);
+	list[META_MAX_CPULIST_BYTES + 1] = '\0';
+	sprintf(json, "{\"annotations\":{\"weka.io/cores-ids\":\"%s\"}}", list);
+	assert_int_equal(meta_parse_text(json, &m), 0);
+	assert_int_equal(m.invalid, META_INVALID_ANNOTATION);
+	assert_non_null(strstr(m.error, "weka.io/cores-ids\" is 65537 bytes, limit 65536"));
+	assert_null(m.cores_ids);
+	meta_release(&m);
+	free(list);
+	free(json);
+}
+
+/* meta_copy and meta_inherit_pod own their strings: freeing the source
+ * leaves the copy intact (run under ASan by the fuzz build). */
+static void test_copy_inherit(void **state)
+{
+	struct pod_meta sb, ct, cp;
+
+	(void)state;
+	assert_int_equal(meta_parse_text("{\"annotations\":{\"io.kubernetes.cri.container-type\":"
+		"\"sandbox\",\"weka.io/cores-ids\":\"2-3\",\"koordinator.sh/qosClass\":\"LSR\","
+		"\"scheduling.koordinator.sh/resource-status\":\"{\\\"cpuset\\\":\\\"4\\\"}\"}}",
+		&sb), 0);
+	assert_int_equal(meta_parse_text("{\"annotations\":{\"io.kubernetes.cri.container-type\":"
+		"\"container\"}}", &ct), 0);
+	assert_int_equal(meta_copy(&cp, &sb), 0);
+	assert_int_equal(meta_inherit_pod(&ct, &sb), 0);
+	meta_release(&sb);
+	assert_string_equal(ct.cores_ids, "2-3");
+	assert_string_equal(ct.pod.status_cpuset, "4");
+	assert_string_equal(ct.pod.qos_class, "LSR");
+	assert_string_equal(cp.cores_ids, "2-3");
+	assert_string_equal(cp.pod.status_cpuset, "4");
+	meta_release(&ct);
+	meta_release(&cp);
 }
 
 /*
@@ -252,19 +409,19 @@ static const struct {
 	const char *pre, *post;
 	size_t size;
 	size_t off;
+	enum meta_invalid over;	/* what one byte over the limit is */
 } size_cases[] = {
 #define A(key) "{\"annotations\":{\"" key "\":\""
 #define AE "\"}}"
 #define F(f) sizeof(((struct pod_meta *)0)->f), offsetof(struct pod_meta, f)
-	{ A("io.kubernetes.cri.sandbox-name"), AE, F(pod_name) },
-	{ A("io.kubernetes.pod.namespace"), AE, F(namespace_) },
-	{ A("io.kubernetes.cri.sandbox-uid"), AE, F(pod_uid) },
-	{ A("io.kubernetes.container.name"), AE, F(container_name) },
-	{ A("io.kubernetes.cri-o.SandboxID"), AE, F(sandbox_id) },
-	{ A("weka.io/cores-ids"), AE, F(cores_ids) },
-	{ "{\"linux\":{\"cgroupsPath\":\"", "\"}}", F(cgroups_path) },
+	{ A("io.kubernetes.cri.sandbox-name"), AE, F(pod_name), META_INVALID_ANNOTATION },
+	{ A("io.kubernetes.pod.namespace"), AE, F(namespace_), META_INVALID_ANNOTATION },
+	{ A("io.kubernetes.cri.sandbox-uid"), AE, F(pod_uid), META_INVALID_ANNOTATION },
+	{ A("io.kubernetes.container.name"), AE, F(container_name), META_INVALID_ANNOTATION },
+	{ A("io.kubernetes.cri-o.SandboxID"), AE, F(sandbox_id), META_INVALID_ANNOTATION },
+	{ "{\"linux\":{\"cgroupsPath\":\"", "\"}}", F(cgroups_path), META_INVALID_BUNDLE },
 	{ "{\"mounts\":[{\"destination\":\"/dev/termination-log\",\"source\":\"/", "\"}]}",
-	  F(termination_log) },
+	  F(termination_log), META_INVALID_BUNDLE },
 #undef A
 #undef AE
 #undef F
@@ -287,11 +444,14 @@ static void test_string_limits(void **state)
 			memset(json + pre, 'a', fill);
 			strcpy(json + pre + fill, size_cases[i].post);
 			print_message("case: %s... (%zu bytes)\n", size_cases[i].pre, len);
+			assert_int_equal(meta_parse_text(json, &m), 0);
 			if (len < size) {
-				assert_int_equal(meta_parse_text(json, &m), 0);
+				assert_int_equal(m.invalid, META_VALID);
 				assert_int_equal(strlen((char *)&m + size_cases[i].off), len);
 			} else {
-				assert_int_equal(meta_parse_text(json, &m), -EBADMSG);
+				/* refused, never truncated into another value */
+				assert_int_equal(m.invalid, size_cases[i].over);
+				assert_int_equal(strlen((char *)&m + size_cases[i].off), 0);
 			}
 		}
 		free(json);
@@ -334,6 +494,18 @@ static void mkdirs(const char *path)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* path is there but unusable: an invalid bundle naming why, nothing kept. */
+static void expect_bad_file(const char *path, const char *why)
+{
+	struct pod_meta m;
+
+	assert_int_equal(meta_parse_file(path, &m), 0);
+	assert_int_equal(m.invalid, META_INVALID_BUNDLE);
+	if (!strstr(m.error, why))
+		fail_msg("%s: error \"%s\" lacks \"%s\"", path, m.error, why);
+	assert_false(m.from_bundle);
+}
+
 static void test_parse_file_errors(void **state)
 {
 	char path[PATH_MAX], link[PATH_MAX];
@@ -349,23 +521,25 @@ static void test_parse_file_errors(void **state)
 	write_file(path, "{}");
 	snprintf(link, sizeof(link), "%s/link.json", tmpdir);
 	assert_int_equal(symlink(path, link), 0);
-	assert_int_equal(meta_parse_file(link, &m), -ELOOP);
+	expect_bad_file(link, "a symbolic link");
 	assert_int_equal(meta_parse_file(path, &m), 0);
+	assert_int_equal(m.invalid, META_VALID);
 
 	/* not a regular file: a directory, a FIFO (must not block) */
-	assert_int_equal(meta_parse_file(tmpdir, &m), -EINVAL);
+	expect_bad_file(tmpdir, "not a regular file");
 	snprintf(path, sizeof(path), "%s/fifo", tmpdir);
 	assert_int_equal(mkfifo(path, 0600), 0);
-	assert_int_equal(meta_parse_file(path, &m), -EINVAL);
+	expect_bad_file(path, "not a regular file");
 
-	/* one byte above the cap; at the cap it is read (and is bad JSON) */
+	/* one byte above the cap (never read); at the cap it is read (and is
+	 * bad JSON) */
 	snprintf(path, sizeof(path), "%s/big.json", tmpdir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, META_MAX_CONFIG_BYTES + 1), 0);
-	assert_int_equal(meta_parse_file(path, &m), -EFBIG);
+	expect_bad_file(path, "larger than 16 MiB");
 	assert_int_equal(ftruncate(fd, META_MAX_CONFIG_BYTES), 0);
-	assert_int_equal(meta_parse_file(path, &m), -EBADMSG);
+	expect_bad_file(path, "NUL");
 	close(fd);
 
 	/* a NUL byte in the file */
@@ -373,7 +547,7 @@ static void test_parse_file_errors(void **state)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	assert_int_equal(write(fd, "{}\0", 3), 3);
 	close(fd);
-	assert_int_equal(meta_parse_file(path, &m), -EBADMSG);
+	expect_bad_file(path, "NUL");
 }
 
 static void test_load_templates(void **state)
@@ -414,7 +588,9 @@ static void test_load_templates(void **state)
 
 	/* the file found is bad: its error, no fallback to the next */
 	write_file(path, "{");
-	assert_int_equal(meta_load(templates, 2, id, &m), -EBADMSG);
+	assert_int_equal(meta_load(templates, 2, id, &m), 0);
+	assert_int_equal(m.invalid, META_INVALID_BUNDLE);
+	assert_string_equal(m.sandbox_id, "");
 
 	/* a template without {id} is used verbatim */
 	snprintf(t3, sizeof(t3), "%s/fixed.json", tmpdir);
@@ -558,6 +734,10 @@ int main(void)
 		cmocka_unit_test(test_good_texts),
 		cmocka_unit_test(test_bad_texts),
 		cmocka_unit_test(test_string_limits),
+		cmocka_unit_test(test_deep_nesting),
+		cmocka_unit_test(test_annotation_error_keeps_identity),
+		cmocka_unit_test(test_cpulist_sizes),
+		cmocka_unit_test(test_copy_inherit),
 		cmocka_unit_test_setup_teardown(test_parse_file_errors, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_load_templates, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_load_bad_ids),

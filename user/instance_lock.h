@@ -1,0 +1,47 @@
+/*
+ * One daemon per node state: two cpusetd on the same state dir or BPF pin
+ * dir would both place containers, each undoing the other's writes.
+ *
+ * The lock is flock(2) LOCK_EX|LOCK_NB on two things, held for the
+ * daemon's lifetime and dropped by the kernel when it exits (also on
+ * kill -9, so no stale lock needs cleaning): the file
+ * <state_dir>/cpusetd.lock, which also carries the holder's PID for
+ * people, and the pin directory itself (bpffs holds no regular files). A
+ * refused start names the holder's PID, read from /proc/locks, which the
+ * kernel keeps true.
+ */
+#ifndef CPUSETD_INSTANCE_LOCK_H
+#define CPUSETD_INSTANCE_LOCK_H
+
+#include <sys/types.h>
+
+#define INSTANCE_LOCK_FILE	"cpusetd.lock"
+
+struct instance_lock {
+	int state_fd;	/* -1 when not held */
+	int pin_fd;	/* -1 when not held or no pin dir */
+};
+
+/*
+ * Takes the lock on state_dir (must exist) and on pin_dir (created 0700
+ * when missing; "" = none). On success *ret holds both descriptors
+ * (close-on-exec) and the lock file holds our PID.
+ * Returns 0; -EWOULDBLOCK when another process holds either lock, with
+ * *holder its PID (0 when /proc/locks does not say) and *what the path
+ * it holds; -errno of open/mkdir/flock otherwise (*what: the path).
+ */
+int instance_lock_take(const char *state_dir, const char *pin_dir, struct instance_lock *ret,
+		       pid_t *holder, const char **what);
+
+/* Releases both locks (closes the descriptors). Accepts a zeroed/-1 lock. */
+void instance_lock_release(struct instance_lock *l);
+
+/*
+ * The PID holding a flock on the file open as fd, from /proc/locks (lines
+ * "N: FLOCK ADVISORY WRITE <pid> <maj>:<min>:<ino> 0 EOF"), matching the
+ * device and inode of fd. Returns the PID, 0 when none is listed, or
+ * -errno of fstat/fopen.
+ */
+pid_t instance_lock_holder(int fd);
+
+#endif
