@@ -6,7 +6,8 @@
  * Commands live in one table (cmds[] below), each in its own
  * tools/ctl_<command>.c; each is a function that gets the global options
  * and its own argv (argv[0] = the command name) and returns the exit code:
- * 0 fine, 1 failed at run time, 2 bad usage. Bad input prints the one
+ * 0 fine, 1 failed at run time, 2 bad usage, 3 shown but the daemon that
+ * wrote status.json is not running (ctl_daemon_alive). Bad input prints the one
  * specific error on stderr, never the whole help.
  *
  * Sources: <state-dir>/status.json (schema in user/status.h), written
@@ -61,7 +62,9 @@ static void usage(FILE *f)
 		"  %s explain prod/db-0/postgres why that container has its CPUs\n"
 		"  %s topology --json            this machine's topology as JSON\n"
 		"  %s allocate --cases k8s-cases.jsonl --topologies k8s-topologies\n"
-		"\nExit status: 0 ok, 1 failed (e.g. no status.json), 2 bad usage.\n",
+		"\nExit status: 0 ok, 1 failed (e.g. no status.json), 2 bad usage,\n"
+		"3 cpusetd is not running (stopped, its pid gone, or its heartbeat late):\n"
+		"what status.json last said is shown all the same.\n",
 		CTL_DEFAULT_STATE_DIR, CTL_DEFAULT_PIN_DIR, prog, prog, prog, prog, prog, prog,
 		prog, prog);
 }

@@ -1,6 +1,7 @@
 /*
  * What cpusetctl's command files share: global options, exit codes, the
- * one-line usage errors, reading status.json and the JSON accessors. Each
+ * one-line usage errors, reading status.json (and whether its daemon still
+ * runs) and the JSON accessors. Each
  * command is `int cmd_X(struct ctl_opts *, int argc, char **argv)`
  * (argv[0] = the command name) returning the exit code.
  *
@@ -16,7 +17,8 @@
 #include <stdio.h>
 #include <json-c/json.h>
 
-enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+/* 3 as systemctl's "not running": the output is the last known state. */
+enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_NOT_RUNNING = 3 };
 
 #define CTL_DEFAULT_STATE_DIR	"/run/cpusetd"
 #define CTL_DEFAULT_PIN_DIR	"/sys/fs/bpf/cpusetd"
@@ -56,6 +58,17 @@ json_object *ctl_jget(json_object *obj, const char *key, json_type t);
  * cpusetd running?", "cannot parse ..."). Returns 0 or -errno.
  */
 int ctl_status_load(const char *state_dir, json_object **ret);
+
+/*
+ * Whether the daemon that wrote root (a loaded status.json) still runs:
+ * its "stopped" mark, its pid in /proc (gone, or another program's comm)
+ * and its heartbeat's age (tools/ctl_live.h). When it does not, prints
+ * one line on stderr saying why and how old the status is ("cpusetctl:
+ * status is 42 s old (heartbeat every 10 s): daemon not running? pid 1234
+ * is gone"); the caller still shows the state and exits
+ * EXIT_NOT_RUNNING. Returns true when nothing says it stopped. Cannot fail.
+ */
+bool ctl_daemon_alive(json_object *root);
 
 /* Prints o pretty-printed with a newline. Cannot fail. */
 void ctl_print_json(json_object *o);

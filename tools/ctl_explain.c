@@ -282,6 +282,7 @@ static int explain_run(struct ctl_opts *o, const char *what, bool json)
 {
 	json_object *root, *c = NULL, *e;
 	unsigned n;
+	bool alive;
 	int r;
 
 	if (ctl_status_load(o->state_dir, &root) < 0)
@@ -303,8 +304,10 @@ static int explain_run(struct ctl_opts *o, const char *what, bool json)
 	else
 		print_human(e);
 	json_object_put(e);
+	fflush(stdout);
+	alive = ctl_daemon_alive(root);
 	json_object_put(root);
-	return 0;
+	return alive ? 0 : EXIT_NOT_RUNNING;
 }
 
 int cmd_explain(struct ctl_opts *o, int argc, char **argv)

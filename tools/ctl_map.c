@@ -346,6 +346,7 @@ static int map_run(struct ctl_opts *o, const char *sysfs, bool color, bool json)
 {
 	struct map *m = calloc(1, sizeof(*m));
 	json_object *root;
+	bool alive = true;
 	int r;
 
 	if (!m)
@@ -367,10 +368,12 @@ static int map_run(struct ctl_opts *o, const char *sysfs, bool color, bool json)
 			draw_tree(m);
 			draw_legend(m);
 		}
+		fflush(stdout);
+		alive = ctl_daemon_alive(root);
 	}
 	json_object_put(root);
 	free(m);
-	return r < 0 ? EXIT_RUNTIME : 0;
+	return r < 0 ? EXIT_RUNTIME : alive ? 0 : EXIT_NOT_RUNNING;
 }
 
 int cmd_map(struct ctl_opts *o, int argc, char **argv)

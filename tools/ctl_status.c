@@ -58,6 +58,29 @@ static void print_allocation(json_object *a)
 	       ctl_jstr(a, "topology_manager_scope", "?"));
 }
 
+/* "daemon running, heartbeat 3s ago (every 15 s)" or "daemon STOPPED at
+ * ... (42s ago)";
+ * nothing from a daemon before heartbeats. */
+static void print_liveness(json_object *d)
+{
+	time_t t = (time_t)ctl_jint(d, "heartbeat", 0);
+	const char *state = ctl_jstr(d, "state", "");
+	char when[64] = "?", ago[32];
+	struct tm tm;
+
+	if (t <= 0)
+		return;
+	age(time(NULL) - t, ago, sizeof(ago));
+	if (strcmp(state, "stopped") != 0) {
+		printf("daemon %s, heartbeat %s ago (every %lld s)\n", *state ? state : "?", ago,
+		       (long long)ctl_jint(d, "export_interval_s", 0));
+		return;
+	}
+	if (localtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z", &tm);
+	printf("daemon STOPPED at %s (%s ago)\n", when, ago);
+}
+
 static void print_daemon(json_object *root)
 {
 	json_object *d = ctl_jget(root, "daemon", json_type_object);
@@ -75,9 +98,11 @@ static void print_daemon(json_object *root)
 	       ctl_jbool(d, "dry_run") ? ", DRY RUN (nothing is written)" : "");
 	print_allocation(ctl_jget(d, "allocation", json_type_object));
 	if (*when)
-		printf("updated %s (%s ago)\n\n", when, age(time(NULL) - t, ago, sizeof(ago)));
+		printf("updated %s (%s ago)\n", when, age(time(NULL) - t, ago, sizeof(ago)));
 	else
-		printf("updated: unknown\n\n");
+		printf("updated: unknown\n");
+	print_liveness(d);
+	putchar('\n');
 }
 
 static void print_topology(json_object *root)
@@ -408,7 +433,7 @@ int cmd_status(struct ctl_opts *o, int argc, char **argv)
 		{ 0 }
 	};
 	json_object *root;
-	bool json = false;
+	bool json = false, alive;
 	int c, err;
 
 	optind = 0;	/* glibc: restart parsing on the command's argv */
@@ -430,9 +455,11 @@ int cmd_status(struct ctl_opts *o, int argc, char **argv)
 	if (json)
 		ctl_print_json(root);
 	err = json ? 0 : status_print(o, root);
+	fflush(stdout);		/* the warning comes last, where a person looks */
+	alive = ctl_daemon_alive(root);
 	json_object_put(root);
 	if (err < 0)
 		fprintf(stderr, "%s: %s\n", prog, strerror(-err));
-	return err < 0 ? EXIT_RUNTIME : 0;
+	return err < 0 ? EXIT_RUNTIME : alive ? 0 : EXIT_NOT_RUNNING;
 }
 

@@ -161,6 +161,7 @@ static int top_loop(const struct ctl_opts *o, const struct top_opts *t, struct t
 static int top_run(struct ctl_opts *o, const struct top_opts *t)
 {
 	struct top_state *st = calloc(1, sizeof(*st));
+	bool alive;
 	int r;
 
 	if (!st)
@@ -175,10 +176,13 @@ static int top_run(struct ctl_opts *o, const struct top_opts *t)
 			cpumask_set(&st->online, id);	/* unknown: every CPU the maps hold */
 	st->n_cpus = ctl_n_cpus(st->root);
 	owners_fill(st);
+	/* First: with the daemon gone the owners are old and the rates may
+	 * stop (its programs detach, the pinned maps stay). */
+	alive = ctl_daemon_alive(st->root);
 	r = top_loop(o, t, st);
 	json_object_put(st->root);
 	free(st);
-	return r < 0 ? EXIT_RUNTIME : 0;
+	return r < 0 ? EXIT_RUNTIME : alive ? 0 : EXIT_NOT_RUNNING;
 }
 
 static void top_usage(FILE *f)

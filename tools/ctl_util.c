@@ -1,20 +1,25 @@
 /*
  * cpusetctl's shared helpers: usage errors, clean output of untrusted
- * strings, JSON accessors and loading status.json (written atomically by
- * the daemon, so reading it needs no locking).
+ * strings, JSON accessors, loading status.json (written atomically by
+ * the daemon, so reading it needs no locking) and telling whether the
+ * daemon that wrote it still runs (ctl_live.h).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "user/procs.h"
 #include "user/status.h"
 #include "ctl.h"
+#include "ctl_live.h"
 
 #define CTL_MAX_STATUS_BYTES	(64u << 20)	/* far above any real node */
 
@@ -220,6 +225,68 @@ int ctl_status_load(const char *state_dir, json_object **ret)
 	return 0;
 }
 
+/* ---------- is the daemon still there? -------------------------------- */
+
+/* A number member of obj as a double, or 0 when absent or not a number. */
+static double jdouble(json_object *obj, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(obj, key, &v) ||
+	    (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int)))
+		return 0;
+	return json_object_get_double(v);
+}
+
+/* What /proc says of the daemon's pid; its comm (cleaned) into comm[len]
+ * when readable, else comm[0] = '\0'. */
+static enum ctl_pid_seen look_up(long long pid, uint64_t its_pidns, char *comm, size_t len)
+{
+	uint64_t my_pidns;
+	char raw[32];
+
+	comm[0] = '\0';
+	if (pid <= 0 || pid > INT_MAX)
+		return CTL_PID_UNCHECKED;
+	/* From a pod without hostPID its PID is someone else's, or nobody's. */
+	if (its_pidns && (procs_pidns(0, &my_pidns) < 0 || my_pidns != its_pidns))
+		return CTL_PID_UNCHECKED;
+	/* kill, not /proc: hidepid= hides other users' /proc/<pid> */
+	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+		return CTL_PID_GONE;
+	if (procs_comm((int)pid, raw, sizeof(raw)) == 0)
+		ctl_clean(raw, comm, len);
+	return CTL_PID_ALIVE;
+}
+
+bool ctl_daemon_alive(json_object *root)
+{
+	json_object *d = ctl_jget(root, "daemon", json_type_object);
+	char comm[32], want[32], msg[512];
+	struct ctl_live_facts f = { 0 };
+	struct timespec ts;
+	enum ctl_live v;
+	int64_t iv;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	f.now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	f.state = ctl_jstr(d, "state", NULL);
+	f.beat = jdouble(d, "heartbeat");
+	if (f.beat <= 0)
+		f.beat = jdouble(root, "updated");	/* a daemon before heartbeats */
+	iv = ctl_jint(d, "export_interval_s", 0);
+	f.interval_s = iv > 0 && iv < 1000000 ? (unsigned)iv : 0;
+	f.pid = (long long)ctl_jint(d, "pid", 0);
+	/* "" = the daemon could not read its own: nothing to compare */
+	f.want_comm = ctl_clean(ctl_jstr(d, "comm", "cpusetd"), want, sizeof(want));
+	f.seen = look_up(f.pid, (uint64_t)ctl_jint(d, "pid_ns", 0), comm, sizeof(comm));
+	f.comm = comm[0] ? comm : NULL;
+	v = ctl_live_decide(&f);
+	if (v == CTL_LIVE_RUNNING)
+		return true;
+	fprintf(stderr, "%s: %s\n", prog, ctl_live_message(&f, v, msg, sizeof(msg)));
+	return false;
+}
 
 void ctl_print_json(json_object *o)
 {

@@ -204,6 +204,11 @@ static void render_daemon(FILE *f, const struct export_view *v)
 	family(f, "cpusetd_last_sync_timestamp_seconds", "gauge",
 	       "Unix time of the last resync or handled event that ended without a cgroup write error.");
 	fprintf(f, "cpusetd_last_sync_timestamp_seconds %.3f\n", v->last_sync_s);
+	/* The file's own heartbeat: node_exporter keeps serving the last
+	 * file of a dead daemon, so only an age tells (README, Metrics). */
+	family(f, "cpusetd_last_update_timestamp_seconds", "gauge",
+	       "Unix time this file was written; rewritten at least every export interval.");
+	fprintf(f, "cpusetd_last_update_timestamp_seconds %.3f\n", v->update_s);
 	scalar(f, "cpusetd_events_total", "counter", "Cgroup events handled.", n->events);
 	scalar(f, "cpusetd_bpf_events_lost_total", "counter",
 	       "Cgroup events lost in a full BPF ring buffer (each forces a resync).", n->events_lost);

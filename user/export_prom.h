@@ -83,6 +83,7 @@ struct export_view {
 	size_t n_writers;
 	struct export_hist convergence;	/* event -> no shared container overlaps */
 	double last_sync_s;		/* unix seconds; 0 = never */
+	double update_s;		/* unix seconds of this render: the heartbeat */
 	/* NULL: no telemetry (no BPF maps); the rest is still written. */
 	const struct telemetry_snapshot *telemetry;
 };

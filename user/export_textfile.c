@@ -198,6 +198,7 @@ static void fill_view(const struct export_textfile *e, const struct controller *
 		.convergence = { .n = CONTROLLER_CONV_BUCKETS, .le_ns = controller_conv_le_ns,
 				 .bucket = n->conv_hist, .sum_ns = n->conv_sum_ns },
 		.last_sync_s = e->last_sync_s,
+		.update_s = (double)clock_us(CLOCK_REALTIME) / 1e6,
 	};
 	for (unsigned i = 0; i < POLICY_ERR__COUNT; i++)
 		reasons[i] = policy_error_name((enum policy_error)i);

@@ -46,6 +46,7 @@ struct daemon {
 	int resize_tfd;			/* timerfd for in-place resize checks; -1 */
 	int uevent_fd;			/* CPU hotplug uevents (hotplug.h); -1 */
 	uint64_t resync_tried_us;	/* last retry of a failed resync, CLOCK_MONOTONIC */
+	struct status_beat beat;	/* status.json's heartbeat and "updated" */
 };
 
 #define RESYNC_RETRY_MS	1000
@@ -344,16 +345,17 @@ static void write_status(struct daemon *d)
 
 	/* Before dirty is cleared: a placement change rewrites it too. */
 	export_textfile_tick(d->prom, &d->ctl);
-	if (!d->ctl.dirty)
+	if (!status_due(&d->ctl, &d->beat))
 		return;
-	controller_sync_telemetry(&d->ctl);
-	r = status_write(&d->ctl, d->cfg.state_dir);
+	if (d->ctl.dirty)
+		controller_sync_telemetry(&d->ctl);
+	r = status_write(&d->ctl, &d->beat, d->cfg.state_dir);
 	if (r < 0)
 		log_warn("cannot write %s/%s: %s", d->cfg.state_dir, STATUS_FILE, strerror(-r));
 	d->ctl.dirty = false;
 }
 
-static int loop(struct daemon *d)
+static int run(struct daemon *d)
 {
 	uint64_t wd_usec = 0, wd_last = 0;
 	bool wd = sd_watchdog_enabled(0, &wd_usec) > 0;
@@ -363,6 +365,7 @@ static int loop(struct daemon *d)
 		int timeout = export_textfile_timeout_ms(d->prom, wd ? (int)(wd_usec / 4000) : 5000);
 		int n, r;
 
+		timeout = status_timeout_ms(&d->beat, timeout);	/* status.json's heartbeat */
 		if (d->ctl.resync_failed && (timeout < 0 || timeout > RESYNC_RETRY_MS))
 			timeout = RESYNC_RETRY_MS;
 		n = epoll_wait(d->epfd, evs, 4, timeout > 0 ? timeout : 1);
@@ -388,6 +391,18 @@ static int loop(struct daemon *d)
 			wd_last = mono_us();
 		}
 	}
+}
+
+/* The event loop until a signal stops it (0) or it fails (-errno). Its
+ * last status.json says "stopped", so that a file left behind is never
+ * taken for a live daemon's state (a kill -9 leaves the heartbeat to age). */
+static int loop(struct daemon *d)
+{
+	int r = run(d);
+
+	d->beat.stopped = true;
+	write_status(d);
+	return r;
 }
 
 /* One open cpuset.cpus per container: lift the soft fd limit to the hard

@@ -1,4 +1,4 @@
-/* /proc look-ups for resync (procs.h). */
+/* /proc look-ups for resync and for cpusetctl's liveness check (procs.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,38 +7,54 @@
 #include <unistd.h>
 #include "procs.h"
 
-int procs_mntns(int pid, uint64_t *ret)
+/* The inode of namespace ns ("mnt", "pid") of pid (0 = self). */
+static int ns_inode(int pid, const char *ns, uint64_t *ret)
 {
 	char path[64];
 	struct stat st;
 
 	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", pid, ns);
 	else
-		snprintf(path, sizeof(path), "/proc/self/ns/mnt");
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns);
 	if (stat(path, &st) < 0)
 		return -errno;
 	*ret = (uint64_t)st.st_ino;
 	return 0;
 }
 
-/* comm of pid into buf (16 bytes + NUL). Returns 0, -ENOENT, -errno. */
-static int read_comm(int pid, char *buf, size_t len)
+int procs_mntns(int pid, uint64_t *ret)
 {
-	char path[64];
+	return ns_inode(pid, "mnt", ret);
+}
+
+int procs_pidns(int pid, uint64_t *ret)
+{
+	return ns_inode(pid, "pid", ret);
+}
+
+int procs_comm(int pid, char *buf, size_t len)
+{
+	char path[64], comm[32];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	if (!len)
+		return -EINVAL;
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/comm");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = read(fd, buf, len - 1);
+	n = read(fd, comm, sizeof(comm) - 1);
 	close(fd);
 	if (n < 0)
 		return -errno;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	snprintf(buf, len, "%s", comm);
 	return 0;
 }
 
@@ -50,7 +66,7 @@ int procs_any_started(const int *pids, int n, uint64_t runtime_mntns)
 		int r = procs_mntns(pids[i], &ns);
 
 		if (r == 0)
-			r = read_comm(pids[i], comm, sizeof(comm));
+			r = procs_comm(pids[i], comm, sizeof(comm));
 		if (r == -ENOENT || r == -ESRCH)
 			continue;
 		if (r < 0)

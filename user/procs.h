@@ -1,11 +1,13 @@
 /*
  * What /proc says of a task, for telling a container's own process from
  * its runtime's when BPF did not see the container start (it was created
- * while the daemon was down).
+ * while the daemon was down), and for telling whether the daemon named in
+ * status.json is still alive (cpusetctl).
  */
 #ifndef CPUSETD_PROCS_H
 #define CPUSETD_PROCS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -13,6 +15,20 @@
  * caller) into *ret. Returns 0, -ENOENT (gone), -errno.
  */
 int procs_mntns(int pid, uint64_t *ret);
+
+/*
+ * PID namespace inode of pid (stat of /proc/<pid>/ns/pid; pid 0 = the
+ * caller) into *ret: two processes see the same PIDs only when these are
+ * equal. Returns 0, -ENOENT (gone), -errno.
+ */
+int procs_pidns(int pid, uint64_t *ret);
+
+/*
+ * The comm of pid (/proc/<pid>/comm, at most 15 bytes; pid 0 = the
+ * caller) into buf[len], without the newline. Returns 0, -ENOENT (gone,
+ * or hidden by hidepid=), -EACCES, -errno; buf is untouched on failure.
+ */
+int procs_comm(int pid, char *buf, size_t len);
 
 /*
  * Whether any of the n pids is the container's own program rather than

@@ -2,6 +2,10 @@
  * status.json writer (schema in status.h). Built with json-c, written to
  * a temporary file in the same directory and renamed over the old one, so
  * readers never see a half-written file.
+ *
+ * The heartbeat rewrites the whole file: one writer and one schema, at the
+ * cost of the work of one placement change every export_interval (15 s by
+ * default) even when nothing changed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +18,7 @@
 #include <unistd.h>
 #include "controller.h"
 #include "files.h"
+#include "procs.h"
 #include "export_koord_write.h"
 #include "status.h"
 #include "status_detail.h"
@@ -51,11 +56,37 @@ static json_object *allocation_obj(const struct policy_config *p)
 	return o;
 }
 
-static json_object *daemon_obj(const struct controller *c)
+static unsigned interval_s(const struct controller *c)
+{
+	return c->cfg->export_interval_s ? c->cfg->export_interval_s : 1;
+}
+
+/* Who and how alive: what a reader needs to tell a live daemon from a
+ * file left behind (status.h, "Liveness"). */
+static void add_liveness(json_object *o, const struct controller *c,
+			 const struct status_beat *b, double now)
+{
+	char comm[32] = "";
+	uint64_t pidns = 0;
+
+	add(o, "state", json_object_new_string(b->stopped ? "stopped" : "running"));
+	add(o, "heartbeat", json_object_new_double(now));
+	add(o, "export_interval_s", json_object_new_int((int)interval_s(c)));
+	add(o, "stopped_at", b->stopped ? json_object_new_double(now) : NULL);
+	add(o, "pid", json_object_new_int(getpid()));
+	/* "" and 0 when /proc is not there: readers then skip that check */
+	procs_comm(0, comm, sizeof(comm));
+	add(o, "comm", json_object_new_string(comm));
+	procs_pidns(0, &pidns);
+	add(o, "pid_ns", json_object_new_uint64(pidns));
+}
+
+static json_object *daemon_obj(const struct controller *c, const struct status_beat *b,
+			       double now)
 {
 	json_object *o = json_object_new_object();
 
-	add(o, "pid", json_object_new_int(getpid()));
+	add_liveness(o, c, b, now);
 	add(o, "cgroup_mode", json_object_new_string(mode_name(cgfs_mounts(c->cg)->mode)));
 	add(o, "kubepods_root", json_object_new_string(c->root));
 	add(o, "bpf_attach", json_object_new_string(c->bpf ? bpf_events_attach_mode(c->bpf) : "none"));
@@ -185,20 +216,18 @@ static json_object *convergence_obj(const struct controller *c)
 	return o;
 }
 
-static json_object *build(const struct controller *c)
+static json_object *build(const struct controller *c, const struct status_beat *b, double now)
 {
 	json_object *o = json_object_new_object();
 	json_object *list = json_object_new_array(), *errors = json_object_new_array();
 	struct cpumask m;
-	struct timespec ts;
 	size_t it = 0;
 	const char *k;
 	void *v;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
 	add(o, "version", json_object_new_int(1));
-	add(o, "updated", json_object_new_double((double)ts.tv_sec + ts.tv_nsec / 1e9));
-	add(o, "daemon", daemon_obj(c));
+	add(o, "updated", json_object_new_double(b->updated));
+	add(o, "daemon", daemon_obj(c, b, now));
 	add(o, "topology", topo_json(c->topo, true));
 	policy_shared_pool(c->policy, &m);
 	add(o, "shared_pool", cpumask_json(&m));
@@ -222,17 +251,47 @@ static json_object *build(const struct controller *c)
 	return o;
 }
 
-int status_write(const struct controller *c, const char *state_dir)
+static uint64_t clock_us(clockid_t id)
 {
-	json_object *o = build(c);
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+bool status_due(const struct controller *c, const struct status_beat *b)
+{
+	return c->dirty || b->stopped || !b->next_us || clock_us(CLOCK_MONOTONIC) >= b->next_us;
+}
+
+int status_timeout_ms(const struct status_beat *b, int max_ms)
+{
+	uint64_t now = clock_us(CLOCK_MONOTONIC), left_ms;
+
+	if (!b->next_us)
+		return max_ms;
+	left_ms = now >= b->next_us ? 1 : (b->next_us - now + 999) / 1000;
+	return left_ms < (uint64_t)max_ms ? (int)left_ms : max_ms;
+}
+
+int status_write(const struct controller *c, struct status_beat *b, const char *state_dir)
+{
+	double now = (double)clock_us(CLOCK_REALTIME) / 1e6;
+	bool changed = c->dirty || !b->updated;
 	const char *text;
+	json_object *o;
 	int r;
 
+	/* A failed write is retried at the next heartbeat, not at every turn. */
+	b->next_us = clock_us(CLOCK_MONOTONIC) + interval_s(c) * 1000000ULL;
+	if (changed)
+		b->updated = now;
+	o = build(c, b, now);
 	if (!o)
 		return -ENOMEM;
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	r = text ? files_write_atomic(state_dir, STATUS_FILE, text, strlen(text), 0644) : -ENOMEM;
 	json_object_put(o);
-	/* topology.json goes with every status.json, for Koordinator agents */
-	return r < 0 ? r : export_koord_write(c, state_dir);
+	/* topology.json goes with every change, for Koordinator agents */
+	return r < 0 || !changed ? r : export_koord_write(c, state_dir);
 }

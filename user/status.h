@@ -7,8 +7,14 @@
  * Schema (version 1):
  * {
  *   "version": 1,
- *   "updated": <unix seconds, float>,
- *   "daemon": {"pid": N, "cgroup_mode": "v1"|"hybrid"|"v2",
+ *   "updated": <unix seconds, float>   (the last write that carried a change)
+ *   "daemon": {"state": "running"|"stopped",
+ *              "heartbeat": <unix seconds, float>  (this write),
+ *              "export_interval_s": N  (heartbeat period),
+ *              "stopped_at": null | <unix seconds, float>,
+ *              "pid": N, "comm": "<its /proc comm>",
+ *              "pid_ns": N  (inode of its PID namespace; 0 = unknown),
+ *              "cgroup_mode": "v1"|"hybrid"|"v2",
  *              "kubepods_root": "/kubepods", "bpf_attach": "tp_btf"|"raw_tp",
  *              "write_hook": "fexit"|"kprobe"|"syscall"|"none",
  *              "dry_run": bool, "on_error": "reject"|"shared",
@@ -71,8 +77,15 @@
  *   "convergence": {"count": N, "last_ns": N,
  *                   "recent_ns": [N, ...]}   (newest last, at most 1024)
  * }
- * Every write of status.json is followed by <state-dir>/topology.json,
- * the Koordinator NodeResourceTopology annotations (user/export_koord.h).
+ * Liveness: the daemon rewrites the file at least every export_interval
+ * seconds even when nothing changed, so "heartbeat" keeps moving while it
+ * runs; at a clean stop (SIGTERM) a last write says "stopped". A reader
+ * takes a heartbeat older than 3 intervals + 5 s, a "stopped", or a pid
+ * that is gone or is not a cpusetd (its comm) as "not running"
+ * (tools/ctl_live.h), pid_ns telling whether it sees the same PIDs.
+ * Every write that carries a change is followed by <state-dir>/topology.json,
+ * the Koordinator NodeResourceTopology annotations (user/export_koord.h);
+ * heartbeats leave it alone.
  * "convergence" samples are the time from the BPF event (bpf_ktime_get_ns)
  * to the moment no shared container overlaps a reserved CPU, taken for
  * every event that changed the reserved set.
@@ -80,15 +93,45 @@
 #ifndef CPUSETD_STATUS_H
 #define CPUSETD_STATUS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #define STATUS_FILE	"status.json"
 #define STATUS_RECENT	1024
 
 struct controller;
 
 /*
- * Writes <state_dir>/status.json for c. Returns 0 or -errno (the old file
- * stays in place on failure).
+ * What status.json says of the daemon's life, kept by the event loop
+ * between writes. Zero-initialised = running, nothing written yet. The
+ * period is the controller's config export_interval_s.
  */
-int status_write(const struct controller *c, const char *state_dir);
+struct status_beat {
+	uint64_t next_us;	/* CLOCK_MONOTONIC µs of the next heartbeat write */
+	double updated;		/* unix s of the last write that carried a change; 0 = none */
+	bool stopped;		/* set for the last write, at a clean stop */
+};
+
+/*
+ * Whether status.json is due now: c->dirty, b->stopped, no write yet, or
+ * the heartbeat. Cannot fail.
+ */
+bool status_due(const struct controller *c, const struct status_beat *b);
+
+/*
+ * The event loop's epoll timeout in ms: max_ms, or less so the next
+ * heartbeat is on time (at least 1; max_ms when nothing was written
+ * yet). Cannot fail.
+ */
+int status_timeout_ms(const struct status_beat *b, int max_ms);
+
+/*
+ * Writes <state_dir>/status.json for c with b's liveness, and topology.json
+ * when c->dirty (or on the first write). Sets b->updated when c->dirty and
+ * schedules b's next heartbeat export_interval_s from now, also on failure
+ * (retried then). Returns 0 or -errno (-ENOMEM, or the write's; the old
+ * file stays in place on failure).
+ */
+int status_write(const struct controller *c, struct status_beat *b, const char *state_dir);
 
 #endif

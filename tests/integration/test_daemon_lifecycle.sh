@@ -1,8 +1,10 @@
 #!/bin/bash
 # The daemon's contract with systemd and the node: sd_notify READY=1 only
 # after the initial sync, STOPPING=1 on SIGTERM; --dry-run decides and logs
-# but writes nothing; bad options stop it with one clear line; make install
-# lays out binaries, unit and config.
+# but writes nothing; liveness is visible (status.json's heartbeat and the
+# .prom timestamp move with no event, cpusetctl exits 3 once the daemon
+# stopped, hangs or is killed); bad options stop it with one clear line;
+# make install lays out binaries, unit and config.
 cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}
 . tests/integration/lib.sh
@@ -59,6 +61,63 @@ check "dry-run: the integer container is not moved" allowed_is g1 app 0-1
 check "dry-run: shared containers are not moved" allowed_is s1 app 0-1
 daemon_stop
 pod_stop g1
+
+# Liveness: heartbeats every --export-interval, with or without events.
+ST=$IT_WORK/state/status.json
+PROM=$IT_WORK/prom/cpusetd.prom
+jqs() { jq -r "$1" "$ST"; }
+prom_ts() { sed -n 's/^cpusetd_last_update_timestamp_seconds //p' "$PROM"; }
+# advanced OLD NEW: NEW is a larger number than OLD.
+advanced() { [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(b > a) }'; }
+hb_advanced() { advanced "$hb" "$(jqs .daemon.heartbeat)"; }
+prom_advanced() { advanced "$ts" "$(prom_ts)"; }
+# ctl_rc WANT: cpusetctl status exits WANT (its stderr in $IT_WORK/ctl.err).
+ctl_rc() {
+	"$IT_OUT/cpusetctl" status --state-dir "$IT_WORK/state" >"$IT_WORK/ctl.out" 2>"$IT_WORK/ctl.err"
+	[ $? -eq "$1" ]
+}
+daemon_start "$ROOT" --export-interval 1
+check "status.json: running, heartbeat every 1 s, its pid and comm" bash -c \
+	"jq -e '.daemon | .state == \"running\" and .export_interval_s == 1 and .stopped_at == null
+	 and .pid == $IT_DAEMON and .comm == \"cpusetd\" and .heartbeat > 0' $ST >/dev/null"
+wait_for 5 test -s "$PROM"
+hb=$(jqs .daemon.heartbeat); upd=$(jqs .updated); ts=$(prom_ts)
+# 1 s + slack: 3 s
+check "the heartbeat advances with no event" wait_for 3 hb_advanced
+check "... while 'updated' (the last change) stays" test "$(jqs .updated)" = "$upd"
+check ".prom has cpusetd_last_update_timestamp_seconds (gauge)" bash -c \
+	"grep -qx '# TYPE cpusetd_last_update_timestamp_seconds gauge' $PROM && [ -n '$ts' ]"
+check "... and it advances with no event" wait_for 3 prom_advanced
+ctl_rc 0; check "cpusetctl status: exit 0, nothing on stderr, while it runs" \
+	test $? -eq 0 -a ! -s "$IT_WORK/ctl.err"
+
+# Hung (SIGSTOP): the pid is there, the heartbeat ages past 3 x 1 + 5 s.
+pid=$IT_DAEMON
+kill -STOP "$pid"
+check "hung daemon: cpusetctl status exits 3 once the heartbeat is late" wait_for 20 ctl_rc 3
+check "... saying how late and that its pid is still there" grep -Eq \
+	"^cpusetctl: status is [0-9]+ s old \(heartbeat every 1 s\): daemon not running or hung\? pid $pid is still there$" \
+	"$IT_WORK/ctl.err"
+check "... and still printing the last state" grep -q '^Online CPUs:' "$IT_WORK/ctl.out"
+# kill -9 leaves no stopped mark: the pid is gone, the heartbeat stale.
+kill -CONT "$pid"; daemon_kill9
+check "after kill -9: state still says running" test "$(jqs .daemon.state)" = running
+check "after kill -9: cpusetctl status exits 3" ctl_rc 3
+check "... saying the pid is gone and how old the status is" grep -Eq \
+	"^cpusetctl: status is [0-9]+ s old \(heartbeat every 1 s\): daemon not running\? pid $pid is gone$" \
+	"$IT_WORK/ctl.err"
+
+# A clean stop (SIGTERM) marks the status stopped.
+daemon_start "$ROOT" --export-interval 1
+pid=$IT_DAEMON
+check "a new daemon: cpusetctl status exits 0" ctl_rc 0
+daemon_stop
+check "after SIGTERM: status.json says stopped, and when" bash -c \
+	"jq -e '.daemon | .state == \"stopped\" and .stopped_at == .heartbeat and .pid == $pid' $ST >/dev/null"
+check "after SIGTERM: cpusetctl status exits 3" ctl_rc 3
+check "... and says the daemon is not running" grep -Eq \
+	"^cpusetctl: status is [0-9]+ s old: daemon not running: pid $pid stopped cleanly$" "$IT_WORK/ctl.err"
+check "... in the summary too" grep -q '^daemon STOPPED at ' "$IT_WORK/ctl.out"
 
 # Bad input: one specific line, non-zero exit, nothing started.
 out=$("$IT_OUT/cpusetd" --config "$IT_WORK/empty.conf" --min-shared-cpus x 2>&1)

@@ -55,6 +55,7 @@ static int setup(void **state)
 		.convergence = { .n = 3, .le_ns = conv_le, .bucket = conv_bucket,
 				 .sum_ns = 1500000000ULL },
 		.last_sync_s = 1700000000.25,
+		.update_s = 1700000100.5,
 	};
 	return 0;
 }
@@ -259,6 +260,8 @@ static void test_placement_pools_errors(void **state)
 	assert_has(text, "cpusetd_hotplug_replacements_total 7");
 	assert_has(text, "cpusetd_hotplug_shortfalls_total 8");
 	assert_has(text, "cpusetd_last_sync_timestamp_seconds 1700000000.250");
+	assert_has(text, "# TYPE cpusetd_last_update_timestamp_seconds gauge\n"
+			 "cpusetd_last_update_timestamp_seconds 1700000100.500");
 	assert_has(text, "# TYPE cpusetd_cgroup_writes_total counter");
 	free(text);
 }
