@@ -1,12 +1,14 @@
 # cpusetd build. Everything goes to build/; quiet unless V=1.
 #   make            build/cpusetd, build/cpusetctl, tests
-#   make check      every test (unit + integration + VM lane); run as root
+#   make check      every test (unit, fuzzers 10 s each, integration, containerd, VM lane); as root
 #   make check-stress  the same while stress-ng loads every CPU (tests/stress.sh)
 #   make vm-check   the VM lane only (qemu, Debian kernel, cgroup v2, NUMA, SMT);
 #                   VM_TESTS="test_a test_b" runs a subset
 #   make demo       the main job on real runc containers; run as root
 #                   (check, demo and bench first install missing packages)
 #   make bench      the resize, allocation, telemetry and write-hook benchmarks (tools/bench-*)
+#   make fuzz       every libFuzzer harness (tests/fuzz), FUZZ_SECONDS each (default 60);
+#                   FUZZ="cpulist meta" runs a subset
 #   make install    binaries, unit and default config under $(DESTDIR)$(PREFIX)
 #   make deps       install the Debian packages all of this needs
 #   make help       this text
@@ -52,7 +54,7 @@ DAEMON_SRCS := user/main.c user/controller.c user/controller_plan.c user/status.
 DAEMON_SRCS += user/export_textfile.c
 DAEMON_SRCS += user/bpf_load.c user/bpf_telemetry.c
 LIB_SRCS += user/telemetry.c user/hotplug.c
-DAEMON_SRCS += user/status_detail.c user/export_koord_write.c
+DAEMON_SRCS += user/status_detail.c user/export_koord_write.c user/instance_lock.c
 CTL_SRCS := tools/cpusetctl.c tools/ctl_topology.c tools/ctl_allocate.c \
 	    tools/ctl_case_kube.c tools/ctl_case_koord.c
 CTL_SRCS += tools/ctl_util.c tools/ctl_status.c tools/ctl_map.c tools/ctl_top.c \
@@ -64,7 +66,8 @@ DAEMON_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(DAEMON_SRCS))
 CTL_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(CTL_SRCS))
 TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
-.PHONY: all check check-stress unit integration vm-check demo bench install clean help deps
+.PHONY: all check check-stress unit integration vm-check demo bench install clean help deps \
+	fuzz fuzz-build
 all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(TESTS)
 
 $(OUT)/vmlinux.h:
@@ -120,15 +123,51 @@ $(OUT)/tests/%: $(OUT)/obj/tests/unit/%.o $(OUT)/libcpusetd.a
 deps:
 	$(Q)tools/deps.sh
 
+# libFuzzer harnesses (tests/fuzz/fuzz_<name>.c), one per parser. The
+# library is compiled again with clang, coverage and ASan+UBSan into
+# $(OUT)/fuzz, never mixed with the normal objects. Clang-only warnings
+# in code under edit must not stop fuzzing, so -Werror is for the
+# harnesses only.
+FUZZ_SECONDS ?= 60
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ       ?= $(FUZZ_NAMES)
+FUZZ_OUT   := $(OUT)/fuzz
+FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -D_GNU_SOURCE \
+	       -I$(OUT) -I. $(FUZZ_SAN)
+FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(LIB_SRCS))
+FUZZ_BINS  := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_NAMES))
+
+$(FUZZ_OUT)/obj/%.o: %.c $(wildcard user/*.h cgroupfs/*.h maps/*.h)
+	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_OUT)/libcpusetd.a: $(FUZZ_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)ar rcs $@ $^
+
+$(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_OUT)/libcpusetd.a
+	$(call msg,FUZZLD,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Werror -fsanitize=fuzzer $< $(FUZZ_OUT)/libcpusetd.a \
+		-o $@ $(LDLIBS_D)
+
+fuzz-build: $(FUZZ_BINS)
+
+# Each harness for FUZZ_SECONDS on a copy of its seed corpus; one TAP
+# line each; fails when any finds a crash, leak, timeout or OOM.
+fuzz: fuzz-build
+	$(Q)tests/fuzz/run.sh $(OUT) $(FUZZ_SECONDS) $(FUZZ)
+
 # Unit tests, then integration tests on the real kernel; one closing
 # "N passed, M failed" line over all of them.
 check: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all fuzz-build
 	$(Q)tests/run-all.sh $(OUT)
 
 # make check with every CPU busy: races hide under load too.
 check-stress: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all fuzz-build
 	$(Q)tests/stress.sh $(OUT)
 
 unit: $(TESTS)
@@ -165,4 +204,4 @@ clean:
 	rm -rf $(OUT)
 
 help:
-	@sed -n '2,12s/^# //p' Makefile
+	@sed -n '2,14s/^# //p' Makefile

@@ -48,6 +48,16 @@ struct cgfs_mounts {
  */
 int cgfs_detect(const char *mountinfo, const char *cgroups, struct cgfs_mounts *ret);
 
+/*
+ * cgfs_detect on texts instead of files, for tests and fuzzing: mountinfo
+ * and cgroups are the contents of the two files, v2_controllers that of
+ * the v2 root's cgroup.controllers (used instead of reading it).
+ * Returns 0; -ENOENT as cgfs_detect; -EINVAL for a NULL argument;
+ * -ENOMEM.
+ */
+int cgfs_detect_text(const char *mountinfo, const char *cgroups, const char *v2_controllers,
+		     struct cgfs_mounts *ret);
+
 struct cgfs;
 
 /*

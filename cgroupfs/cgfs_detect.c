@@ -3,7 +3,9 @@
  * and which holds cpu, and whether the machine is v1, hybrid or v2, from
  * /proc/self/mountinfo and /proc/cgroups (proc(5), cgroups(7)).
  * Pure parsing apart from reading those two files and, on v2, the root's
- * cgroup.controllers.
+ * cgroup.controllers; cgfs_detect_text takes all three as text, and both
+ * entries share every line of the parsing (stdio streams, fmemopen for
+ * text), so tests and the fuzzer exercise what the daemon runs.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -54,13 +56,10 @@ static bool has_token(const char *list, const char *sep, const char *word)
 }
 
 /* /proc/cgroups: "#subsys_name hierarchy num_cgroups enabled". */
-static int parse_proc_cgroups(const char *file, struct detect *d)
+static void parse_proc_cgroups(FILE *f, struct detect *d)
 {
-	FILE *f = fopen(file, "re");
 	char line[256];
 
-	if (!f)
-		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		char name[32];
 		int hier, num, enabled;
@@ -75,24 +74,36 @@ static int parse_proc_cgroups(const char *file, struct detect *d)
 		if (hier != 0 && d->n_v1_names < MAX_SUBSYS)
 			strcpy(d->v1_names[d->n_v1_names++], name);
 	}
-	fclose(f);
-	return 0;
 }
 
-/* Undoes mountinfo's octal escapes (" " is "\040") in place. */
-static void unescape(char *s)
+/* Undoes mountinfo's octal escapes (" " is "\040") in place. Returns
+ * false for "\000", which no kernel writes and which would cut the path
+ * short into another, valid-looking one. */
+static bool unescape(char *s)
 {
 	char *out = s;
 
 	for (; *s; s++) {
 		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
 		    s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			*out = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			if (!*out++)
+				return false;
 			s += 3;
 		} else
 			*out++ = *s;
 	}
 	*out = '\0';
+	return true;
+}
+
+/* Whether /proc/cgroups binds controller name to a v1 hierarchy. */
+static bool bound_v1(const struct detect *d, const char *name)
+{
+	for (int i = 0; i < d->n_v1_names; i++)
+		if (!strcmp(d->v1_names[i], name))
+			return true;
+	return false;
 }
 
 static void copy_mnt(char dst[256], const char *mnt)
@@ -119,7 +130,11 @@ static void parse_mount_line(char *line, struct detect *d)
 	super = strtok_r(NULL, " \n", &save);
 	if (!mnt || !fstype || !super)
 		return;
-	unescape(mnt);
+	/* A mount point is absolute: anything else is not a kernel line. */
+	if (!unescape(mnt) || mnt[0] != '/') {
+		log_debug("cgfs: mountinfo line with a bad mount point ignored");
+		return;
+	}
 	if (strlen(mnt) >= 256) {
 		log_debug("cgfs: mount point too long, ignored: %s", mnt);
 		return;
@@ -132,29 +147,28 @@ static void parse_mount_line(char *line, struct detect *d)
 	if (strcmp(fstype, "cgroup"))
 		return;
 	/* "name=systemd" and friends carry no controller; only tokens that
-	 * /proc/cgroups names make this a controller hierarchy. */
+	 * /proc/cgroups names make this a controller hierarchy. The same
+	 * rule picks the cpuset and cpu mounts: a v1 line naming a controller
+	 * that /proc/cgroups puts on hierarchy 0 (v2) is stale or forged, and
+	 * taking it would pair a v1 mount with mode V2 (found by fuzzing,
+	 * tests/fuzz/corpus/cgfs_detect/regress-*). */
 	for (int i = 0; i < d->n_v1_names; i++)
 		if (has_token(super, ",", d->v1_names[i]))
 			d->has_v1 = true;
-	if (has_token(super, ",", "cpuset"))
+	if (has_token(super, ",", "cpuset") && bound_v1(d, "cpuset"))
 		copy_mnt(d->cpuset_v1, mnt);
-	if (has_token(super, ",", "cpu"))
+	if (has_token(super, ",", "cpu") && bound_v1(d, "cpu"))
 		copy_mnt(d->cpu_v1, mnt);
 }
 
-static int parse_mountinfo(const char *file, struct detect *d)
+static void parse_mountinfo(FILE *f, struct detect *d)
 {
-	FILE *f = fopen(file, "re");
 	char *line = NULL;
 	size_t cap = 0;
 
-	if (!f)
-		return -errno;
 	while (getline(&line, &cap, f) > 0)
 		parse_mount_line(line, d);
 	free(line);
-	fclose(f);
-	return 0;
 }
 
 /* Controllers available at the v2 root ("cpuset cpu io memory ..."). */
@@ -176,14 +190,18 @@ static int read_v2_controllers(const char *mnt, char *buf, size_t len)
 	return 0;
 }
 
-static int detect_fill(const struct detect *d, struct cgfs_mounts *m)
+/* ctrls: the v2 root's cgroup.controllers text, or NULL to read it from
+ * the v2 mount. */
+static int detect_fill(const struct detect *d, const char *v2_controllers, struct cgfs_mounts *m)
 {
 	char ctrls[512] = "";
 
 	if (!d->has_v1 && !d->has_v2)
 		return -ENOENT;
 	m->mode = !d->has_v1 ? CGFS_MODE_V2 : d->has_v2 ? CGFS_MODE_HYBRID : CGFS_MODE_V1;
-	if (d->has_v2 && read_v2_controllers(d->v2_mnt, ctrls, sizeof(ctrls)) < 0)
+	if (d->has_v2 && v2_controllers)
+		snprintf(ctrls, sizeof(ctrls), "%s", v2_controllers);
+	else if (d->has_v2 && read_v2_controllers(d->v2_mnt, ctrls, sizeof(ctrls)) < 0)
 		log_debug("cgfs: cannot read %s/cgroup.controllers", d->v2_mnt);
 
 	if (d->cpuset_v1[0]) {
@@ -202,25 +220,21 @@ static int detect_fill(const struct detect *d, struct cgfs_mounts *m)
 	return 0;
 }
 
-int cgfs_detect(const char *mountinfo, const char *cgroups, struct cgfs_mounts *ret)
+/* Both sources as streams; the rest of cgfs_detect / cgfs_detect_text. */
+static int detect(FILE *mountinfo, FILE *cgroups, const char *v2_controllers,
+		  struct cgfs_mounts *ret)
 {
 	struct detect d = { 0 };
 	struct cgfs_mounts m = { 0 };
 	int r;
 
-	if (!ret)
-		return -EINVAL;
-	r = parse_proc_cgroups(cgroups ? cgroups : "/proc/cgroups", &d);
-	if (r < 0)
-		return r;
+	parse_proc_cgroups(cgroups, &d);
 	if (d.cpuset_known && !d.cpuset_enabled) {
 		log_debug("cgfs: cpuset controller disabled (cgroup_disable=cpuset?)");
 		return -ENOENT;
 	}
-	r = parse_mountinfo(mountinfo ? mountinfo : "/proc/self/mountinfo", &d);
-	if (r < 0)
-		return r;
-	r = detect_fill(&d, &m);
+	parse_mountinfo(mountinfo, &d);
+	r = detect_fill(&d, v2_controllers, &m);
 	if (r < 0) {
 		log_debug("cgfs: no hierarchy holds the cpuset controller");
 		return r;
@@ -229,4 +243,52 @@ int cgfs_detect(const char *mountinfo, const char *cgroups, struct cgfs_mounts *
 		  m.cpuset_on_v2 ? "v2" : "v1", m.cpu_mnt[0] ? m.cpu_mnt : "(none)");
 	*ret = m;
 	return 0;
+}
+
+int cgfs_detect(const char *mountinfo, const char *cgroups, struct cgfs_mounts *ret)
+{
+	FILE *mi = NULL, *cg = NULL;
+	int r;
+
+	if (!ret)
+		return -EINVAL;
+	cg = fopen(cgroups ? cgroups : "/proc/cgroups", "re");
+	if (!cg)
+		return -errno;
+	mi = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "re");
+	if (!mi) {
+		r = -errno;
+		fclose(cg);
+		return r;
+	}
+	r = detect(mi, cg, NULL, ret);
+	fclose(mi);
+	fclose(cg);
+	return r;
+}
+
+/* A read-only stream over text (glibc >= 2.22 takes "" too; mode "r"
+ * never writes to the buffer). NULL with errno on failure. */
+static FILE *text_stream(const char *text)
+{
+	return fmemopen((void *)text, strlen(text), "r");
+}
+
+int cgfs_detect_text(const char *mountinfo, const char *cgroups, const char *v2_controllers,
+		     struct cgfs_mounts *ret)
+{
+	FILE *mi = NULL, *cg = NULL;
+	int r = -ENOMEM;
+
+	if (!mountinfo || !cgroups || !v2_controllers || !ret)
+		return -EINVAL;
+	mi = text_stream(mountinfo);
+	cg = text_stream(cgroups);
+	if (mi && cg)
+		r = detect(mi, cg, v2_controllers, ret);
+	if (mi)
+		fclose(mi);
+	if (cg)
+		fclose(cg);
+	return r;
 }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs every test and ends with one "N passed, M failed" line.
-#   tests/run-all.sh BUILD_DIR [unit|integration|containerd|vm]
+#   tests/run-all.sh BUILD_DIR [unit|fuzz|integration|containerd|vm]
 # Unit tests are the cmocka binaries in BUILD_DIR/tests; integration tests
 # are tests/integration/test_*.sh, which print "ok - ..." / "not ok - ..."
 # lines (TAP style). Under CI=true an integration test may not skip. The
@@ -79,12 +79,25 @@ run_vm() {
 	tally "$log" "$rc" tests/vm/run.sh
 }
 
+# Every libFuzzer harness (tests/fuzz, built by make fuzz-build) for
+# FUZZ_SECONDS each (10 in make check): a short run on the committed
+# corpus catches a parser change that crashes on a known input.
+run_fuzz() {
+	local log rc
+	echo "== tests/fuzz"
+	log=$(mktemp)
+	tests/fuzz/run.sh "$out" "${FUZZ_SECONDS:-10}" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	tally "$log" "$rc" tests/fuzz/run.sh
+}
+
 case $what in
 unit) run_unit ;;
+fuzz) run_fuzz ;;
 integration) run_integration ;;
 containerd) run_containerd ;;
 vm) run_vm ;;
-*) run_unit; run_integration; run_containerd; run_vm ;;
+*) run_unit; run_fuzz; run_integration; run_containerd; run_vm ;;
 esac
 
 if [ ${#failed_names[@]} -gt 0 ]; then

@@ -4,7 +4,9 @@
 # when something is missing.
 set -eu
 
-PKGS="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
+# libclang-rt-dev: the sanitizer and libFuzzer runtimes of `make fuzz`,
+# only recommended by clang, so --no-install-recommends would skip them.
+PKGS="make gcc clang llvm libclang-rt-dev pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libsystemd-dev libcmocka-dev libjson-c-dev libinih-dev runc busybox-static
 systemd util-linux procps jq python3 bzip2 tar
 prometheus prometheus-node-exporter curl

@@ -3,6 +3,11 @@
  * rules need today: online CPUs, SMT sibling groups, packages, NUMA nodes.
  * Missing files are expected on old or odd machines and fall back to the
  * next best source rather than failing.
+ *
+ * Every read goes through read_file() and scan_ids(), which take the files
+ * from a directory (topo_read) or from an in-memory list (topo_read_mem,
+ * for the fuzzer: building a real tree per input cost 1-2 ms), so both
+ * run the same parsing.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -12,14 +17,39 @@
 #include <string.h>
 #include "topology.h"
 
+/* Where the files come from: root, or files[n] when root is NULL. */
+struct sysfs {
+	const char *root;
+	const struct topo_file *files;
+	size_t n;
+};
+
+/* The first in-memory file named rel into buf, cut to len - 1 bytes as a
+ * read would be. Returns 0 or -ENOENT. */
+static int mem_read(const struct sysfs *fs, const char *rel, char *buf, size_t len)
+{
+	for (size_t i = 0; i < fs->n; i++) {
+		if (strcmp(fs->files[i].path, rel) == 0) {
+			size_t n = strnlen(fs->files[i].text, len - 1);
+
+			memcpy(buf, fs->files[i].text, n);
+			buf[n] = '\0';
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* Reads a small sysfs file into buf (NUL-terminated). Returns 0 or -errno. */
-static int read_file(const char *root, const char *rel, char *buf, size_t len)
+static int read_file(const struct sysfs *fs, const char *rel, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	FILE *f;
 	size_t n;
 
-	if (snprintf(path, sizeof(path), "%s/%s", root, rel) >= (int)sizeof(path))
+	if (!fs->root)
+		return mem_read(fs, rel, buf, len);
+	if (snprintf(path, sizeof(path), "%s/%s", fs->root, rel) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	f = fopen(path, "re");
 	if (!f)
@@ -31,25 +61,25 @@ static int read_file(const char *root, const char *rel, char *buf, size_t len)
 }
 
 /* A cpulist file, or the hex cpumap twin when the list is missing. */
-static int read_mask(const char *root, const char *list_rel, const char *map_rel,
+static int read_mask(const struct sysfs *fs, const char *list_rel, const char *map_rel,
 		     struct cpumask *ret)
 {
 	char buf[CPULIST_MAX];
-	int r = read_file(root, list_rel, buf, sizeof(buf));
+	int r = read_file(fs, list_rel, buf, sizeof(buf));
 
 	if (r == 0)
 		return cpulist_parse(buf, ret);
 	if (r != -ENOENT || !map_rel)
 		return r;
-	r = read_file(root, map_rel, buf, sizeof(buf));
+	r = read_file(fs, map_rel, buf, sizeof(buf));
 	return r < 0 ? r : cpumask_parse_hex(buf, ret);
 }
 
-static int read_int(const char *root, const char *rel, long *ret)
+static int read_int(const struct sysfs *fs, const char *rel, long *ret)
 {
 	char buf[64], *end;
 	long v;
-	int r = read_file(root, rel, buf, sizeof(buf));
+	int r = read_file(fs, rel, buf, sizeof(buf));
 
 	if (r < 0)
 		return r;
@@ -75,17 +105,19 @@ static int entry_id(const char *name, const char *prefix)
 	return *end || id >= CPUSETD_MAX_CPUS ? -1 : (int)id;
 }
 
-/* Present CPUs = the cpuN directories. */
-static int scan_present(const char *cpu_dir, struct cpumask *ret)
+static int scan_dir(const struct sysfs *fs, const char *dir, const char *prefix,
+		    struct cpumask *ret)
 {
-	DIR *d = opendir(cpu_dir);
+	char path[PATH_MAX];
 	struct dirent *de;
+	DIR *d;
 
+	snprintf(path, sizeof(path), "%s/%s", fs->root, dir);
+	d = opendir(path);
 	if (!d)
 		return -errno;
-	cpumask_zero(ret);
 	while ((de = readdir(d))) {
-		int id = entry_id(de->d_name, "cpu");
+		int id = entry_id(de->d_name, prefix);
 
 		if (id >= 0)
 			cpumask_set(ret, (unsigned)id);
@@ -94,13 +126,52 @@ static int scan_present(const char *cpu_dir, struct cpumask *ret)
 	return 0;
 }
 
+/* In memory, dir exists when a path lies below it ("dir/" alone makes
+ * an empty one), and its entries are the next components of those paths. */
+static int scan_mem(const struct sysfs *fs, const char *dir, const char *prefix,
+		    struct cpumask *ret)
+{
+	size_t dl = strlen(dir);
+	bool found = false;
+
+	for (size_t i = 0; i < fs->n; i++) {
+		const char *p = fs->files[i].path;
+		char name[32];
+		size_t len;
+		int id;
+
+		if (strncmp(p, dir, dl) != 0 || p[dl] != '/')
+			continue;
+		found = true;
+		len = strcspn(p + dl + 1, "/");
+		if (len >= sizeof(name))
+			continue;
+		memcpy(name, p + dl + 1, len);
+		name[len] = '\0';
+		id = entry_id(name, prefix);
+		if (id >= 0)
+			cpumask_set(ret, (unsigned)id);
+	}
+	return found ? 0 : -ENOENT;
+}
+
+/* The N of every "<prefix>N" entry of directory dir (relative to the
+ * root), as a set: the same id twice ("node1", "node01") is one.
+ * Returns 0, -ENOENT when dir is missing, -errno. */
+static int scan_ids(const struct sysfs *fs, const char *dir, const char *prefix,
+		    struct cpumask *ret)
+{
+	cpumask_zero(ret);
+	return fs->root ? scan_dir(fs, dir, prefix, ret) : scan_mem(fs, dir, prefix, ret);
+}
+
 /* online file, else every present CPU whose cpuN/online is not 0. */
-static void read_online(const char *root, struct topology *t)
+static void read_online(const struct sysfs *fs, struct topology *t)
 {
 	char rel[64];
 	int id;
 
-	if (read_mask(root, "devices/system/cpu/online", NULL, &t->online) == 0) {
+	if (read_mask(fs, "devices/system/cpu/online", NULL, &t->online) == 0) {
 		cpumask_and(&t->online, &t->online, &t->present);
 		return;
 	}
@@ -109,22 +180,22 @@ static void read_online(const char *root, struct topology *t)
 		long v;
 
 		snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/online", id);
-		if (read_int(root, rel, &v) == 0 && v == 0)
+		if (read_int(fs, rel, &v) == 0 && v == 0)
 			cpumask_clear(&t->online, (unsigned)id);
 	}
 }
 
 /* Lowest CPU of a cpulist file, or -1 when it is missing or empty. */
-static int first_of(const char *root, const char *rel)
+static int first_of(const struct sysfs *fs, const char *rel)
 {
 	struct cpumask m;
 
-	if (read_mask(root, rel, NULL, &m) < 0)
+	if (read_mask(fs, rel, NULL, &m) < 0)
 		return -1;
 	return cpumask_next(&m, 0);
 }
 
-static void read_cpu(const char *root, struct topology *t, int id)
+static void read_cpu(const struct sysfs *fs, struct topology *t, int id)
 {
 	char list[96], map[96], rel[96];
 	struct cpumask sib;
@@ -133,30 +204,30 @@ static void read_cpu(const char *root, struct topology *t, int id)
 	t->cpu[id] = (struct topo_cpu){ .core = id, .package = -1, .die = -1, .node = -1, .l3 = -1 };
 	snprintf(list, sizeof(list), "devices/system/cpu/cpu%d/topology/core_cpus_list", id);
 	snprintf(map, sizeof(map), "devices/system/cpu/cpu%d/topology/thread_siblings", id);
-	if (read_mask(root, list, NULL, &sib) < 0) {
+	if (read_mask(fs, list, NULL, &sib) < 0) {
 		snprintf(list, sizeof(list), "devices/system/cpu/cpu%d/topology/thread_siblings_list", id);
-		if (read_mask(root, list, map, &sib) < 0)
+		if (read_mask(fs, list, map, &sib) < 0)
 			cpumask_zero(&sib);
 	}
 	if (cpumask_test(&sib, (unsigned)id))
 		t->cpu[id].core = cpumask_next(&sib, 0);
 	snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/topology/physical_package_id", id);
-	if (read_int(root, rel, &v) == 0)
+	if (read_int(fs, rel, &v) == 0)
 		t->cpu[id].package = v;
 	snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/topology/die_id", id);
-	if (read_int(root, rel, &v) == 0 && v >= 0 && v <= INT_MAX)
+	if (read_int(fs, rel, &v) == 0 && v >= 0 && v <= INT_MAX)
 		t->cpu[id].die = (int)v;
 	snprintf(rel, sizeof(rel), "devices/system/cpu/cpu%d/cache/index3/shared_cpu_list", id);
-	t->cpu[id].l3 = first_of(root, rel);
+	t->cpu[id].l3 = first_of(fs, rel);
 }
 
 /* nodeN/distance: one number per node, in node_ids order. */
-static void read_distance(const char *root, struct topology *t, unsigned idx)
+static void read_distance(const struct sysfs *fs, struct topology *t, unsigned idx)
 {
 	char rel[64], buf[1024], *p = buf, *end;
 
 	snprintf(rel, sizeof(rel), "devices/system/node/node%d/distance", t->node_ids[idx]);
-	if (read_file(root, rel, buf, sizeof(buf)) < 0)
+	if (read_file(fs, rel, buf, sizeof(buf)) < 0)
 		return;
 	for (unsigned k = 0; k < t->n_nodes; k++, p = end) {
 		unsigned long d = strtoul(p, &end, 10);
@@ -167,45 +238,27 @@ static void read_distance(const char *root, struct topology *t, unsigned idx)
 	}
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 /* Node ids from the nodeN directories, ascending. Returns the count,
  * 0 without a node directory, -E2BIG. */
-static int scan_nodes(const char *root, struct topology *t)
+static int scan_nodes(const struct sysfs *fs, struct topology *t)
 {
-	char dir[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
+	struct cpumask ids;
+	int n = 0, id;
 
-	snprintf(dir, sizeof(dir), "%s/devices/system/node", root);
-	d = opendir(dir);
-	if (!d)
+	if (scan_ids(fs, "devices/system/node", "node", &ids) < 0)
 		return 0;
-	while ((de = readdir(d))) {
-		int id = entry_id(de->d_name, "node");
-
-		if (id < 0)
-			continue;
-		if (n == TOPO_MAX_NODES) {
-			closedir(d);
-			return -E2BIG;
-		}
+	if (cpumask_weight(&ids) > TOPO_MAX_NODES)
+		return -E2BIG;
+	cpumask_for_each(id, &ids)
 		t->node_ids[n++] = id;
-	}
-	closedir(d);
-	qsort(t->node_ids, (size_t)n, sizeof(int), cmp_int);
 	return n;
 }
 
 /* nodeN/cpulist (or cpumap) as listed, offline CPUs included; without a
  * node directory: node 0 = every present CPU. */
-static int read_nodes(const char *root, struct topology *t)
+static int read_nodes(const struct sysfs *fs, struct topology *t)
 {
-	int n = scan_nodes(root, t), id;
+	int n = scan_nodes(fs, t), id;
 
 	if (n < 0)
 		return n;
@@ -217,9 +270,9 @@ static int read_nodes(const char *root, struct topology *t)
 
 		snprintf(list, sizeof(list), "devices/system/node/node%d/cpulist", node);
 		snprintf(map, sizeof(map), "devices/system/node/node%d/cpumap", node);
-		if (read_mask(root, list, map, &cpus) < 0)
+		if (read_mask(fs, list, map, &cpus) < 0)
 			cpumask_zero(&cpus);
-		read_distance(root, t, i);
+		read_distance(fs, t, i);
 		if (cpumask_empty(&cpus)) {
 			cpumask_set(&t->memory_nodes, (unsigned)node);
 			continue;
@@ -284,31 +337,30 @@ static void count(struct topology *t)
 			t->threads_per_core = k;
 }
 
-int topo_read(const char *sysfs_root, struct topology **ret)
+static int read_all(const struct sysfs *fs, struct topology **ret)
 {
-	char cpu_dir[PATH_MAX];
 	struct topology *t;
 	int r, id;
 
-	snprintf(cpu_dir, sizeof(cpu_dir), "%s/devices/system/cpu", sysfs_root);
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	r = scan_present(cpu_dir, &t->present);
+	/* Present CPUs = the cpuN directories. */
+	r = scan_ids(fs, "devices/system/cpu", "cpu", &t->present);
 	if (r < 0) {
 		free(t);
 		return r;
 	}
-	read_online(sysfs_root, t);
-	if (read_mask(sysfs_root, "devices/system/cpu/offline", NULL, &t->offline) < 0)
+	read_online(fs, t);
+	if (read_mask(fs, "devices/system/cpu/offline", NULL, &t->offline) < 0)
 		cpumask_andnot(&t->offline, &t->present, &t->online);
-	if (read_mask(sysfs_root, "devices/system/cpu/isolated", NULL, &t->isolated) < 0)
+	if (read_mask(fs, "devices/system/cpu/isolated", NULL, &t->isolated) < 0)
 		cpumask_zero(&t->isolated);
 	cpumask_for_each(id, &t->present)
-		read_cpu(sysfs_root, t, id);
+		read_cpu(fs, t, id);
 	cpumask_for_each(id, &t->present)
 		cpumask_set(&t->core_cpus[t->cpu[id].core], (unsigned)id);
-	r = read_nodes(sysfs_root, t);
+	r = read_nodes(fs, t);
 	if (r < 0) {
 		free(t);
 		return r;
@@ -316,6 +368,20 @@ int topo_read(const char *sysfs_root, struct topology **ret)
 	count(t);
 	*ret = t;
 	return 0;
+}
+
+int topo_read(const char *sysfs_root, struct topology **ret)
+{
+	const struct sysfs fs = { .root = sysfs_root };
+
+	return read_all(&fs, ret);
+}
+
+int topo_read_mem(const struct topo_file *files, size_t n, struct topology **ret)
+{
+	const struct sysfs fs = { .files = files, .n = n };
+
+	return read_all(&fs, ret);
 }
 
 /* One CPU's facts from prev where fresh does not know them; returns the

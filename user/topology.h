@@ -61,6 +61,22 @@ struct topology {
 int topo_read(const char *sysfs_root, struct topology **ret);
 void topo_free(struct topology *t);
 
+/* One file of an in-memory sysfs: path relative to the root
+ * ("devices/system/cpu/online"), and its content. */
+struct topo_file {
+	const char *path;
+	const char *text;
+};
+
+/*
+ * topo_read on files[n] instead of a directory (tests, fuzzing). A
+ * directory exists when some path lies below it ("devices/system/node/"
+ * alone makes an empty one); the first file of a path wins; a text is
+ * cut as a read of the same buffer would cut it. Same returns as
+ * topo_read (-ENOENT: no path under devices/system/cpu/).
+ */
+int topo_read_mem(const struct topo_file *files, size_t n, struct topology **ret);
+
 /*
  * CPU hotplug: what sysfs says about an offline CPU is thin. Its
  * topology/ directory is gone (no siblings, package, die), x86 drops it

@@ -346,6 +346,42 @@ static void test_detect_missing_files(void **state)
 	assert_int_equal(cgfs_detect("/proc/self/mountinfo", "/nonexistent/cgroups", &m), -ENOENT);
 }
 
+/* cgfs_detect_text: the same parsing from texts, and the inputs the fuzzer
+ * (tests/fuzz/fuzz_cgfs_detect.c) found or that guard its invariants. */
+static void test_detect_text(void **state)
+{
+	const char *v2_line = "30 23 0:27 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
+	char mi[512];
+	struct cgfs_mounts m;
+
+	(void)state;
+	assert_int_equal(cgfs_detect_text(v2_line, "cpuset\t0\t1\t1\n", "cpuset cpu\n", &m), 0);
+	assert_int_equal(m.mode, CGFS_MODE_V2);
+	assert_true(m.cpuset_on_v2);
+	assert_string_equal(m.cpuset_mnt, "/sys/fs/cgroup/unified");
+	assert_string_equal(m.cpu_mnt, "/sys/fs/cgroup/unified");
+
+	/* A v1 cpuset mount that /proc/cgroups puts on hierarchy 0 is not
+	 * taken: it used to give mode V2 with a v1 cpuset mount. */
+	snprintf(mi, sizeof(mi), "27 20 0:24 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset,cpu\n%s",
+		 v2_line);
+	memset(&m, 0, sizeof(m));
+	assert_int_equal(cgfs_detect_text(mi, "cpuset\t0\t1\t1\ncpu\t0\t1\t1\n", "cpuset cpu\n", &m), 0);
+	assert_int_equal(m.mode, CGFS_MODE_V2);
+	assert_true(m.cpuset_on_v2);
+	assert_string_equal(m.cpuset_mnt, "/sys/fs/cgroup/unified");
+	assert_string_equal(m.cpu_mnt, "/sys/fs/cgroup/unified");
+
+	/* "\000" in a mount point (no kernel writes it) would cut the path
+	 * short; a relative mount point is no kernel line either. */
+	assert_int_equal(cgfs_detect_text("30 23 0:27 / /a\\000b rw - cgroup2 cgroup2 rw\n",
+					  "cpuset\t0\t1\t1\n", "cpuset\n", &m), -ENOENT);
+	assert_int_equal(cgfs_detect_text("30 23 0:27 / a rw - cgroup2 cgroup2 rw\n",
+					  "cpuset\t0\t1\t1\n", "cpuset\n", &m), -ENOENT);
+	assert_int_equal(cgfs_detect_text("", "", "", &m), -ENOENT);
+	assert_int_equal(cgfs_detect_text(NULL, "", "", &m), -EINVAL);
+}
+
 /* ------------------------------------- file helpers on a directory tree */
 
 static void mkdir_in(const char *rel)
@@ -551,6 +587,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_detect_v1, setup_tmpdir, teardown_tmpdir),
 		cmocka_unit_test_setup_teardown(test_detect_v2, setup_tmpdir, teardown_tmpdir),
 		cmocka_unit_test(test_detect_missing_files),
+		cmocka_unit_test(test_detect_text),
 		cmocka_unit_test_setup_teardown(test_walk_and_files, setup_tmpdir, teardown_tmpdir),
 		cmocka_unit_test_setup_teardown(test_v2_widen_tree, setup_tmpdir, teardown_tmpdir),
 		cmocka_unit_test_setup_teardown(test_running_cpus, setup_tmpdir, teardown_tmpdir),

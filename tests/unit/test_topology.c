@@ -3,11 +3,12 @@
  * ../shared/fixtures/sysfs (NAME.tar.bz2) is extracted and read, and the
  * result compared with the facts in NAME.expect (online and offline CPUs,
  * packages, cores by SMT sibling lists, threads per core, NUMA nodes and
- * their cpulists). Fixture root: $CPUSETD_FIXTURES or
+ * their cpulists), and the same through topo_read_mem. Fixture root: $CPUSETD_FIXTURES or
  * ../shared/fixtures (tests run from the repository root).
  */
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -118,6 +119,91 @@ static void assert_list(const char *name, const char *what, const struct cpumask
 	}
 }
 
+/* The snapshot under root as topo_read_mem's in-memory list: every file
+ * and directory below devices/system. */
+static struct {
+	struct topo_file *files;
+	size_t n, cap;
+	size_t root_len;
+} mem;
+
+static int add_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	struct topo_file *f;
+	FILE *in;
+	char *text;
+	size_t n;
+
+	(void)st;
+	(void)ftw;
+	if (type != FTW_F && type != FTW_D)
+		return 0;
+	if (mem.n == mem.cap) {
+		mem.cap = mem.cap ? mem.cap * 2 : 256;
+		mem.files = realloc(mem.files, mem.cap * sizeof(*mem.files));
+		assert_non_null(mem.files);
+	}
+	f = &mem.files[mem.n++];
+	text = calloc(1, CPULIST_MAX + 1);
+	assert_non_null(text);
+	if (type == FTW_F && (in = fopen(path, "r"))) {
+		n = fread(text, 1, CPULIST_MAX, in);
+		text[n] = '\0';
+		fclose(in);
+	}
+	f->text = text;
+	assert_true(asprintf((char **)&f->path, "%s%s", path + mem.root_len + 1,
+			     type == FTW_D ? "/" : "") > 0);
+	return 0;
+}
+
+static void free_mem(void)
+{
+	for (size_t i = 0; i < mem.n; i++) {
+		free((char *)mem.files[i].path);
+		free((char *)mem.files[i].text);
+	}
+	free(mem.files);
+	memset(&mem, 0, sizeof(mem));
+}
+
+/* topo_read_mem on the same snapshot reads what topo_read read. */
+static void check_mem_twin(const char *name, const char *root, const struct topology *t)
+{
+	char dir[1200];
+	struct topology *m;
+	int id;
+
+	snprintf(dir, sizeof(dir), "%s/devices/system", root);
+	mem.root_len = strlen(root);
+	assert_int_equal(nftw(dir, add_entry, 16, FTW_PHYS), 0);
+	if (topo_read_mem(mem.files, mem.n, &m) != 0)
+		fail_msg("%s: topo_read_mem failed", name);
+	assert_true(cpumask_equal(&m->present, &t->present));
+	assert_true(cpumask_equal(&m->online, &t->online));
+	assert_true(cpumask_equal(&m->offline, &t->offline));
+	assert_true(cpumask_equal(&m->isolated, &t->isolated));
+	assert_true(cpumask_equal(&m->nodes, &t->nodes));
+	assert_true(cpumask_equal(&m->memory_nodes, &t->memory_nodes));
+	assert_memory_equal(m->node_cpus, t->node_cpus, sizeof(t->node_cpus));
+	assert_memory_equal(m->core_cpus, t->core_cpus, sizeof(t->core_cpus));
+	cpumask_for_each(id, &t->present) {
+		assert_int_equal(m->cpu[id].core, t->cpu[id].core);
+		assert_int_equal(m->cpu[id].package, t->cpu[id].package);
+		assert_int_equal(m->cpu[id].die, t->cpu[id].die);
+		assert_int_equal(m->cpu[id].node, t->cpu[id].node);
+		assert_int_equal(m->cpu[id].l3, t->cpu[id].l3);
+	}
+	assert_int_equal(m->n_nodes, t->n_nodes);
+	assert_memory_equal(m->node_ids, t->node_ids, sizeof(t->node_ids));
+	assert_memory_equal(m->distance, t->distance, sizeof(t->distance));
+	assert_int_equal(m->n_cores, t->n_cores);
+	assert_int_equal(m->n_packages, t->n_packages);
+	assert_int_equal(m->threads_per_core, t->threads_per_core);
+	topo_free(m);
+	free_mem();
+}
+
 static void check_one(const char *name)
 {
 	char path[1024], cmd[2048], root[1024];
@@ -132,6 +218,7 @@ static void check_one(const char *name)
 	snprintf(root, sizeof(root), "%s/%s/sys", tmpdir, e.top);
 	if (topo_read(root, &t) != 0)
 		fail_msg("%s: topo_read failed", name);
+	check_mem_twin(name, root, t);
 	assert_list(name, "online", &t->online, e.online);
 	assert_list(name, "offline", &t->offline, e.offline);
 	if (t->n_packages != e.packages || t->n_cores != e.cores || t->threads_per_core != e.threads)
