@@ -115,34 +115,36 @@ static int string_fit(struct json_object *v, size_t size, const char **ret)
 	return 0;
 }
 
-/* meta_member() + string_fit() + copy. Returns 1 copied, 0 absent, -EBADMSG. */
-int meta_get_string(struct json_object *parent, const char *key, char *dst, size_t size)
+/* A string member that fits size bytes: 1 and *ret (owned by parent),
+ * 0 absent, -EBADMSG (another type, a NUL inside, too long). */
+static int fit_member(struct json_object *parent, const char *key, size_t size,
+		      const char **ret)
 {
 	struct json_object *v;
-	const char *s;
-	int r;
+	int r = meta_member(parent, key, json_type_string, &v);
 
-	r = meta_member(parent, key, json_type_string, &v);
 	if (r <= 0)
 		return r;
-	r = string_fit(v, size, &s);
-	if (r < 0)
-		return r;
-	memcpy(dst, s, strlen(s) + 1);
-	return 1;
+	return string_fit(v, size, ret) < 0 ? -EBADMSG : 1;
+}
+
+/* fit_member() + copy. Returns 1 copied, 0 absent, -EBADMSG. */
+int meta_get_string(struct json_object *parent, const char *key, char *dst, size_t size)
+{
+	const char *s;
+	int r = fit_member(parent, key, size, &s);
+
+	if (r > 0)
+		memcpy(dst, s, strlen(s) + 1);
+	return r;
 }
 
 int meta_dup_string(struct json_object *parent, const char *key, size_t max, char **ret)
 {
-	struct json_object *v;
 	const char *s;
-	int r;
+	int r = fit_member(parent, key, max + 1, &s);
 
-	r = meta_member(parent, key, json_type_string, &v);
 	if (r <= 0)
-		return r;
-	r = string_fit(v, max + 1, &s);
-	if (r < 0)
 		return r;
 	*ret = strdup(s);
 	return *ret ? 1 : -ENOMEM;
