@@ -6,7 +6,7 @@
 # BUILD_DIR/fuzz/corpus/NAME, seeded from tests/fuzz/corpus/NAME (the tree
 # stays clean; what the fuzzer learns there is reused next time), with
 # tests/fuzz/NAME.dict when present. Prints one TAP line per harness:
-#   ok - fuzz NAME: N execs in S s, cov C, ft F, corpus K
+#   ok - fuzz NAME: N execs in S s (E/s), cov C, ft F, corpus U units / SIZE
 #   not ok - fuzz NAME: <crash/leak/timeout/oom file> (log: <file>)
 # and exits 1 when any harness failed.
 set -u
@@ -26,10 +26,10 @@ if [ ${#names[@]} -eq 0 ]; then
 	exit 1
 fi
 
-# Last value of "KEY: N" on libFuzzer's final "DONE" (or last status) line.
+# Last value of "KEY: V" on libFuzzer's final "DONE" (or last status) line.
 field() {
 	grep -E '^#[0-9]+[[:space:]]+(DONE|INITED|NEW|REDUCE|pulse|RELOAD)' "$2" | tail -n1 |
-		sed -n "s/.* $1: \([0-9]*\).*/\1/p"
+		sed -n "s|.* $1: \([^ ]*\).*|\1|p"
 }
 
 failed=0
@@ -59,6 +59,8 @@ for name in "${names[@]}"; do
 		continue
 	fi
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
-	echo "ok - fuzz $name: ${execs:-?} execs in $took s, cov $(field cov "$log"), ft $(field ft "$log"), corpus $(find "$corpus" -type f | wc -l)"
+	corp=$(field corp "$log")
+	echo "ok - fuzz $name: ${execs:-?} execs in $took s ($(field exec/s "$log")/s)," \
+		"cov $(field cov "$log"), ft $(field ft "$log"), corpus ${corp%%/*} units / ${corp#*/}"
 done
 exit $failed
