@@ -58,7 +58,7 @@ DAEMON_SRCS += user/status_detail.c user/export_koord_write.c user/instance_lock
 CTL_SRCS := tools/cpusetctl.c tools/ctl_topology.c tools/ctl_allocate.c \
 	    tools/ctl_case_kube.c tools/ctl_case_koord.c
 CTL_SRCS += tools/ctl_util.c tools/ctl_status.c tools/ctl_map.c tools/ctl_top.c \
-	    tools/ctl_explain.c tools/ctl_telemetry.c
+	    tools/ctl_explain.c tools/ctl_telemetry.c tools/ctl_live.c
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
@@ -119,6 +119,9 @@ $(OUT)/tests/%: $(OUT)/obj/tests/unit/%.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D) -lcmocka
+
+# A unit test of cpusetctl's own logic links that object too.
+$(OUT)/tests/test_ctl_live: $(OUT)/obj/tools/ctl_live.o
 
 deps:
 	$(Q)tools/deps.sh

@@ -134,8 +134,10 @@ int files_write_atomic(const char *dir, const char *name, const char *text, size
 	char tmp[256];
 	int dirfd, fd, r;
 
-	if (strlen(name) > 200 || strchr(name, '/'))
-		return strchr(name, '/') ? -EINVAL : -ENAMETOOLONG;
+	if (strchr(name, '/'))
+		return -EINVAL;
+	if (strlen(name) > 200)
+		return -ENAMETOOLONG;
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd < 0)
 		return -errno;

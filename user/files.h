@@ -57,8 +57,9 @@ int files_read(const char *path, size_t max, char **ret, size_t *ret_len);
  * old file or the new one, never a part (no fsync: after a crash the
  * daemon rewrites it anyway). The temporary name starts with '.' and ends
  * in ".tmp", so globs like "*.prom" never match it. dir itself is opened
- * with O_DIRECTORY|O_NOFOLLOW. Returns 0, -ENAMETOOLONG (name over 200
- * bytes), -ELOOP when dir is a symlink, or -errno of open/write/rename;
+ * with O_DIRECTORY|O_NOFOLLOW. Returns 0, -EINVAL (name has a '/'),
+ * -ENAMETOOLONG (name over 200 bytes), -ELOOP when dir is a symlink, or
+ * -errno of open/write/rename;
  * on failure the old file stays and the temporary one is removed.
  */
 int files_write_atomic(const char *dir, const char *name, const char *text, size_t len,

@@ -56,8 +56,8 @@ static int lock_fd(int fd, pid_t *holder)
 
 static int lock_state(const char *state_dir, int *ret, pid_t *holder)
 {
-	static char path[PATH_MAX];
-	char pid[32];
+	char path[PATH_MAX], pid[32];
+	struct stat st;
 	int fd, r;
 
 	if (snprintf(path, sizeof(path), "%s/%s", state_dir, INSTANCE_LOCK_FILE) >=
@@ -67,14 +67,11 @@ static int lock_state(const char *state_dir, int *ret, pid_t *holder)
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	r = lock_fd(fd, holder);
-	if (r == 0) {
-		struct stat st;
-
-		/* A FIFO or device planted at the name is not a lock file. */
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-			r = -EINVAL;
-	}
+	/* A FIFO or device planted at the name is not a lock file. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		r = -EINVAL;
+	else
+		r = lock_fd(fd, holder);
 	if (r == 0) {
 		int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 

@@ -28,12 +28,14 @@ struct instance_lock {
  * (close-on-exec) and the lock file holds our PID.
  * Returns 0; -EWOULDBLOCK when another process holds either lock, with
  * *holder its PID (0 when /proc/locks does not say) and *what the path
- * it holds; -errno of open/mkdir/flock otherwise (*what: the path).
+ * it holds; -EINVAL when the lock file is not a regular file (a FIFO
+ * planted there); -errno of open/mkdir/flock otherwise (*what: the path).
  */
 int instance_lock_take(const char *state_dir, const char *pin_dir, struct instance_lock *ret,
 		       pid_t *holder, const char **what);
 
-/* Releases both locks (closes the descriptors). Accepts a zeroed/-1 lock. */
+/* Releases both locks (closes the descriptors that are not -1); both are
+ * -1 after. Cannot fail. */
 void instance_lock_release(struct instance_lock *l);
 
 /*

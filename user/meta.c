@@ -71,21 +71,27 @@ int meta_member(struct json_object *parent, const char *key, enum json_type type
 	return 1;
 }
 
+/* json-c's name of a type with its article: "an int", "a string". */
+static const char *type_phrase(enum json_type type, char *buf, size_t len)
+{
+	const char *name = json_type_to_name(type);
+
+	snprintf(buf, len, "%s %s", strchr("aeiou", name[0]) ? "an" : "a", name);
+	return buf;
+}
+
 void meta_why(struct json_object *parent, const char *key, enum json_type type, size_t limit,
 	      char *buf, size_t len)
 {
 	struct json_object *v = NULL;
+	char is[32], want[32];
 	size_t n;
 
 	json_object_object_get_ex(parent, key, &v);
 	if (!json_object_is_type(v, type)) {
-		snprintf(buf, len, "\"%s\" is a%s %s, expected a%s %s", key,
-			 json_object_is_type(v, json_type_int) ||
-			 json_object_is_type(v, json_type_array) ||
-			 json_object_is_type(v, json_type_object) ? "n" : "",
-			 json_type_to_name(json_object_get_type(v)),
-			 type == json_type_int || type == json_type_array ||
-			 type == json_type_object ? "n" : "", json_type_to_name(type));
+		snprintf(buf, len, "\"%s\" is %s, expected %s", key,
+			 type_phrase(json_object_get_type(v), is, sizeof(is)),
+			 type_phrase(type, want, sizeof(want)));
 		return;
 	}
 	if (type != json_type_string) {
@@ -561,11 +567,11 @@ int meta_parse_file(const char *config_json, struct pod_meta *ret)
 	if (r == -ENOENT || r == -ENOTDIR || r == -ENOMEM)
 		return r;
 	if (r < 0) {
-		*ret = (struct pod_meta){ .invalid = META_INVALID_BUNDLE, .quota_us = -1 };
-		snprintf(ret->error, sizeof(ret->error), "config.json: %s",
-			 r == -EINVAL ? "not a regular file" :
-			 r == -ELOOP ? "a symbolic link" :
-			 r == -EFBIG ? "larger than " META_MAX_CONFIG_TEXT : strerror(-r));
+		*ret = (struct pod_meta){ .quota_us = -1 };
+		bad_bundle(ret, "config.json: %s",
+			   r == -EINVAL ? "not a regular file" :
+			   r == -ELOOP ? "a symbolic link" :
+			   r == -EFBIG ? "larger than " META_MAX_CONFIG_TEXT : strerror(-r));
 		return 0;
 	}
 	r = parse_buffer(buf, len, ret);

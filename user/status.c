@@ -66,18 +66,25 @@ static unsigned interval_s(const struct controller *c)
 static void add_liveness(json_object *o, const struct controller *c,
 			 const struct status_beat *b, double now)
 {
-	char comm[32] = "";
-	uint64_t pidns = 0;
+	/* Our own comm and PID namespace never change: read once, not at
+	 * every write. "" and 0 when /proc is not there: readers then skip
+	 * those checks. */
+	static char comm[32];
+	static uint64_t pidns;
+	static bool known;
+
+	if (!known) {
+		procs_comm(0, comm, sizeof(comm));
+		procs_pidns(0, &pidns);
+		known = true;
+	}
 
 	add(o, "state", json_object_new_string(b->stopped ? "stopped" : "running"));
 	add(o, "heartbeat", json_object_new_double(now));
 	add(o, "export_interval_s", json_object_new_int((int)interval_s(c)));
 	add(o, "stopped_at", b->stopped ? json_object_new_double(now) : NULL);
 	add(o, "pid", json_object_new_int(getpid()));
-	/* "" and 0 when /proc is not there: readers then skip that check */
-	procs_comm(0, comm, sizeof(comm));
 	add(o, "comm", json_object_new_string(comm));
-	procs_pidns(0, &pidns);
 	add(o, "pid_ns", json_object_new_uint64(pidns));
 }
 

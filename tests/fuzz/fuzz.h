@@ -38,6 +38,20 @@ static inline void fuzz_quiet(void)
 	log_max_level = -1;
 }
 
+/* The start-up of a harness that needs nothing but quiet; one that needs
+ * more defines FUZZ_OWN_INITIALIZE before including this file and writes
+ * its own (calling fuzz_quiet). Each harness is its own program, so this
+ * definition is linked once. */
+#ifndef FUZZ_OWN_INITIALIZE
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_quiet();
+	return 0;
+}
+#endif
+
 /* data as a NUL-terminated heap string (an inner NUL ends it early, as it
  * would for the parser's C callers). Caller frees; aborts on ENOMEM. */
 static inline char *fuzz_strdup(const uint8_t *data, size_t size)

@@ -135,14 +135,6 @@ static bool has_high_byte(char *const *vals, const size_t *lens)
 	return false;
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_quiet();
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *vals[N_VALUES] = { 0 };

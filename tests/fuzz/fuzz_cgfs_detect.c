@@ -15,14 +15,6 @@
 #include "fuzz.h"
 #include "cgroupfs/cgfs.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_quiet();
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cgfs_mounts m, canary;

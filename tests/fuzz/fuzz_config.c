@@ -15,6 +15,8 @@
 #include <fcntl.h>
 #include <syslog.h>
 #include <unistd.h>
+/* LLVMFuzzerInitialize below makes the scratch file. */
+#define FUZZ_OWN_INITIALIZE
 #include "fuzz.h"
 #include "user/config.h"
 

@@ -47,14 +47,6 @@ static void check_round_trip(const struct cpumask *m)
 	FUZZ_CHECK(cpumask_empty(m) == (len == 0));
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_quiet();
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_strdup(data, size);

@@ -38,14 +38,6 @@ static bool reference(const char *msg, size_t len)
 	return false;
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_quiet();
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *msg = malloc(size ? size : 1);

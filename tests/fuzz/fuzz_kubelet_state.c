@@ -37,14 +37,6 @@ static void check_state(const struct kubelet_state *s)
 	FUZZ_CHECK(kubelet_state_find(s, NULL, NULL, NULL) == NULL);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_quiet();
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = fuzz_strdup(data, size);

@@ -13,14 +13,6 @@
 #include "fuzz.h"
 #include "fuzz_meta.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_quiet();
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *json = fuzz_strdup(data, size);

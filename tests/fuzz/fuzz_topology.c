@@ -90,14 +90,6 @@ static size_t split_records(const uint8_t *data, size_t size, struct topo_file *
 	return n;
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_quiet();
-	return 0;
-}
-
 /* topo_inherit's target: static, because a fresh 300 KB block per input
  * costs ASan an mmap and page faults. */
 static struct topology copy;
