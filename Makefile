@@ -38,31 +38,29 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I$(OUT) -I.
 LDLIBS_D := -lbpf -lelf -lz -lsystemd -ljson-c -linih
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -I. -Wall -Werror
 
-LIB_SRCS := user/cpumask.c user/strmap.c user/log.c user/topology.c user/topology_json.c \
-	    user/alloc_topo.c \
-	    user/policy.c user/policy_classify.c user/policy_place.c user/policy_pods.c \
-	    user/policy_recover.c user/policy_resize.c user/policy_hotplug.c user/policy_alloc.c user/meta.c user/meta_pod.c user/kubelet_state.c user/reject.c user/config.c user/config_policy.c \
-	    cgroupfs/cgfs.c cgroupfs/cgfs_detect.c cgroupfs/cgfs_tree.c \
-	    cgroupfs/cgfs_path.c cgroupfs/cgfs_plan.c \
-	    user/koord_alloc.c user/koord_alloc_acc.c
-LIB_SRCS += user/numa_align.c
-LIB_SRCS += user/files.c user/export_prom.c
-LIB_SRCS += user/kube_alloc.c user/kube_alloc_numa.c user/kube_alloc_static.c
-LIB_SRCS += user/export_koord.c user/telemetry_rates.c
-LIB_SRCS += user/pod_errors.c user/procs.c
-DAEMON_SRCS := user/main.c user/controller.c user/controller_plan.c user/status.c user/bpf_events.c
-DAEMON_SRCS += user/export_textfile.c
-DAEMON_SRCS += user/bpf_load.c user/bpf_telemetry.c
-LIB_SRCS += user/telemetry.c user/hotplug.c
-DAEMON_SRCS += user/status_detail.c user/export_koord_write.c user/instance_lock.c
-CTL_SRCS := tools/cpusetctl.c tools/ctl_topology.c tools/ctl_allocate.c \
-	    tools/ctl_case_kube.c tools/ctl_case_koord.c
-CTL_SRCS += tools/ctl_util.c tools/ctl_status.c tools/ctl_map.c tools/ctl_top.c \
-	    tools/ctl_explain.c tools/ctl_telemetry.c tools/ctl_live.c
+# One source list per folder; the folders are the pipeline (README "Code
+# map"): base <- topo, meta <- alloc <- policy <- config <- daemon -> export.
+BASE_SRCS      := $(wildcard user/base/*.c)
+CGROUPFS_SRCS  := $(wildcard cgroupfs/*.c)
+TOPO_SRCS      := $(wildcard user/topo/*.c)
+META_SRCS      := $(wildcard user/meta/*.c)
+ALLOC_SRCS     := $(wildcard user/alloc/*.c)
+POLICY_SRCS    := $(wildcard user/policy/*.c)
+CONFIG_SRCS    := $(wildcard user/config/*.c)
+TELEMETRY_SRCS := $(wildcard user/telemetry/*.c)
+BPF_LOAD_SRCS  := $(wildcard user/bpf/*.c)
+EXPORT_SRCS    := $(wildcard user/export/*.c)
+DAEMON_SRCS    := $(filter-out user/daemon/main.c,$(wildcard user/daemon/*.c))
+CTL_SRCS       := $(filter-out tools/bench-%.c,$(wildcard tools/*.c))
+
+# Everything but main() is the library: the daemon, cpusetctl, the
+# benchmarks and the unit tests link the same objects.
+PURE_SRCS := $(BASE_SRCS) $(CGROUPFS_SRCS) $(TOPO_SRCS) $(META_SRCS) $(ALLOC_SRCS) \
+	     $(POLICY_SRCS) $(CONFIG_SRCS) $(TELEMETRY_SRCS)
+LIB_SRCS  := $(PURE_SRCS) $(BPF_LOAD_SRCS) $(EXPORT_SRCS) $(DAEMON_SRCS)
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
-DAEMON_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(DAEMON_SRCS))
 CTL_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(CTL_SRCS))
 TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
@@ -87,19 +85,21 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(OUT)/obj/user/bpf_events.o: $(OUT)/cpusetd.skel.h
-$(OUT)/obj/user/bpf_telemetry.o: $(OUT)/telemetry.skel.h
+# Generated headers: -MMD cannot know them before the first build.
+$(OUT)/obj/user/bpf/bpf_events.o: $(OUT)/cpusetd.skel.h
+$(OUT)/obj/user/bpf/bpf_telemetry.o: $(OUT)/telemetry.skel.h
 
-$(OUT)/obj/%.o: %.c $(wildcard user/*.h cgroupfs/*.h maps/*.h tools/*.h)
+# -MMD -MP: each object lists the headers it included (build/obj/**/*.d).
+$(OUT)/obj/%.o: %.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUT)/libcpusetd.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)ar rcs $@ $^
 
-$(OUT)/cpusetd: $(DAEMON_OBJS) $(OUT)/libcpusetd.a
+$(OUT)/cpusetd: $(OUT)/obj/user/daemon/main.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
 
@@ -138,21 +138,21 @@ FUZZ_OUT   := $(OUT)/fuzz
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -D_GNU_SOURCE \
 	       -I$(OUT) -I. $(FUZZ_SAN)
-FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(LIB_SRCS))
+FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(PURE_SRCS))
 FUZZ_BINS  := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_NAMES))
 
-$(FUZZ_OUT)/obj/%.o: %.c $(wildcard user/*.h cgroupfs/*.h maps/*.h)
+$(FUZZ_OUT)/obj/%.o: %.c
 	$(call msg,FUZZCC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -MMD -MP -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_OUT)/libcpusetd.a: $(FUZZ_LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)ar rcs $@ $^
 
-$(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_OUT)/libcpusetd.a
+$(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OUT)/libcpusetd.a
 	$(call msg,FUZZLD,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Werror -fsanitize=fuzzer $< $(FUZZ_OUT)/libcpusetd.a \
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -MMD -MP -MF $@.d -Werror -fsanitize=fuzzer $< $(FUZZ_OUT)/libcpusetd.a \
 		-o $@ $(LDLIBS_D)
 
 fuzz-build: $(FUZZ_BINS)
@@ -205,6 +205,8 @@ install: $(OUT)/cpusetd $(OUT)/cpusetctl
 
 clean:
 	rm -rf $(OUT)
+
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)
 
 help:
 	@sed -n '2,14s/^# //p' Makefile

@@ -29,7 +29,7 @@
  *
  * Each tracepoint has two twins sharing one __always_inline body: a tp_btf
  * program (typed, cheapest) and a raw_tp program for kernels without BTF
- * for that tracepoint. The loader (user/bpf_events.c) probes and loads only
+ * for that tracepoint. The loader (user/bpf/bpf_events.c) probes and loads only
  * one twin of each pair. Both twins read kernel memory through
  * BPF_CORE_READ, so one body is valid under either verifier model.
  */

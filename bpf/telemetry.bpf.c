@@ -28,7 +28,7 @@
  * per-CPU counters without atomics (each CPU writes only its own slot).
  *
  * Each tracepoint has a tp_btf and a raw_tp twin sharing one
- * __always_inline body; user/bpf_telemetry.c loads one of each pair. The
+ * __always_inline body; user/bpf/bpf_telemetry.c loads one of each pair. The
  * body takes a constant `btf`: the tp_btf twin reads task fields with
  * plain loads, the raw_tp twin through BPF_CORE_READ (a helper call per
  * field, several times dearer on sched_switch); the compiler drops the

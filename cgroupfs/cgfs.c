@@ -30,7 +30,7 @@
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include "cgfs_internal.h"
-#include "../user/log.h"
+#include "user/base/log.h"
 
 /* ---------------------------------------------------------------- opens */
 

@@ -20,7 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "../user/cpumask.h"
+#include "user/base/cpumask.h"
 
 /* Longest cgroup path (relative, with leading '/') handled. */
 #define CGFS_PATH_MAX	CPUSETD_PATH_MAX

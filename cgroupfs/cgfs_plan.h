@@ -46,7 +46,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "../user/cpumask.h"
+#include "user/base/cpumask.h"
 
 struct cgfs_plan_node {
 	/* --- input --- */

@@ -18,7 +18,7 @@
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include "cgfs_internal.h"
-#include "../user/log.h"
+#include "user/base/log.h"
 
 #define KILL_ROUNDS	20
 #define PROCS_MAX	(16u << 20)

@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "user/config.h"
-#include "user/koord_alloc.h"
-#include "user/kube_alloc.h"
-#include "user/numa_align.h"
-#include "user/policy.h"
+#include "user/config/config.h"
+#include "user/alloc/koord_alloc.h"
+#include "user/alloc/kube_alloc.h"
+#include "user/alloc/numa_align.h"
+#include "user/policy/policy.h"
 
 #define SOCKETS 2
 #define NODES_PER_SOCKET 8

@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "user/cpumask.h"
+#include "user/base/cpumask.h"
 
 #define CPUSET_V1 "/sys/fs/cgroup/cpuset"
 #define CPUSET_V2 "/sys/fs/cgroup"

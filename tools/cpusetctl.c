@@ -10,9 +10,9 @@
  * wrote status.json is not running (ctl_daemon_alive). Bad input prints the one
  * specific error on stderr, never the whole help.
  *
- * Sources: <state-dir>/status.json (schema in user/status.h), written
+ * Sources: <state-dir>/status.json (schema in user/export/status.h), written
  * atomically by the daemon, and the telemetry maps pinned under
- * <pin-dir>/v<layout> (user/telemetry.h). No command talks to the daemon.
+ * <pin-dir>/v<layout> (user/telemetry/telemetry.h). No command talks to the daemon.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <json-c/json.h>
-#include "../user/alloc_topo.h"
+#include "user/alloc/alloc_topo.h"
 
 /*
  * Runs one kubelet case (k8s-cases.jsonl: options.algorithm selects the

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ctl_alloc.h"
-#include "../user/koord_alloc.h"
+#include "user/alloc/koord_alloc.h"
 
 static const char *opt_str(json_object *o, const char *key)
 {

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ctl_alloc.h"
-#include "../user/kube_alloc.h"
+#include "user/alloc/kube_alloc.h"
 
 struct kcase {
 	const char *algorithm, *expect, *error, *description;

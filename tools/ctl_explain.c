@@ -9,7 +9,7 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "user/cpumask.h"
+#include "user/base/cpumask.h"
 #include "ctl.h"
 
 /* What each status.json decision.rule means, for a person. */

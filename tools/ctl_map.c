@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "user/cpumask.h"
-#include "user/topology.h"
+#include "user/base/cpumask.h"
+#include "user/topo/topology.h"
 #include "ctl.h"
 
 enum { OWN_SHARED, OWN_BE, OWN_ISOLATED, OWN_OFFLINE, OWN_NONE, OWN__SPECIAL };

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "user/cpumask.h"
+#include "user/base/cpumask.h"
 #include "ctl.h"
 #include "ctl_telemetry.h"
 

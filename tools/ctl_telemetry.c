@@ -1,7 +1,7 @@
 /* Pinned telemetry maps for cpusetctl; see ctl_telemetry.h. */
 #include <errno.h>
 #include <string.h>
-#include "user/cpumask.h"
+#include "user/base/cpumask.h"
 #include "ctl_telemetry.h"
 
 /* Highest id of a cpulist + 1, or 0. */

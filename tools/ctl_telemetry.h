@@ -1,5 +1,5 @@
 /*
- * cpusetctl's access to the pinned telemetry maps (user/telemetry.h):
+ * cpusetctl's access to the pinned telemetry maps (user/telemetry/telemetry.h):
  * the snapshot for the CPUs status.json knows, and the one sentence that
  * says why there is none.
  */
@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 #include "ctl.h"
-#include "user/telemetry.h"
+#include "user/telemetry/telemetry.h"
 
 /* Highest CPU id + 1 in status.json's topology (cpus, else online), at
  * most CPUSETD_MAX_CPUS; CPUSETD_MAX_CPUS when it says nothing. */

@@ -1,7 +1,7 @@
 /*
  * cpusetctl top: a live per-CPU view of run-queue wait, foreign time and
  * switches, as rates between two snapshots of the pinned telemetry maps
- * (user/telemetry_rates.h), worst CPUs first. --json prints one JSON
+ * (user/telemetry/telemetry_rates.h), worst CPUs first. --json prints one JSON
  * document per refresh, one per line, for scripts and tests.
  */
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "user/telemetry_rates.h"
+#include "user/telemetry/telemetry_rates.h"
 #include "ctl.h"
 #include "ctl_telemetry.h"
 

@@ -1,10 +1,10 @@
 /*
  * cpusetctl topology [--sysfs DIR] [--json]
  *
- * Reads the topology the way the daemon does (user/topology.c) from DIR,
+ * Reads the topology the way the daemon does (user/topo/topology.c) from DIR,
  * the directory that would be mounted at /sys (default: the live /sys),
  * and prints it: packages, then NUMA nodes, then physical cores with their
- * threads and L3 group. --json prints user/topology_json.h's object.
+ * threads and L3 group. --json prints user/topo/topology_json.h's object.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ctl.h"
-#include "user/topology.h"
-#include "user/topology_json.h"
+#include "user/topo/topology.h"
+#include "user/topo/topology_json.h"
 
 static void topology_usage(FILE *f)
 {

@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "user/procs.h"
-#include "user/status.h"
+#include "user/base/procs.h"
+#include "user/export/status.h"
 #include "ctl.h"
 #include "ctl_live.h"
 

@@ -1,5 +1,5 @@
 /*
- * The pod policy annotations (user/meta_pod.c) through meta_parse_text:
+ * The pod policy annotations (user/meta/meta_pod.c) through meta_parse_text:
  * the fuzz input becomes the *values* of koordinator.sh/qosClass,
  * scheduling.koordinator.sh/resource-status, .../resource-spec and
  * cpusetd.io/prefer-isolated-cpus, JSON-escaped into a fixed, valid

@@ -1,5 +1,5 @@
 /*
- * The daemon's INI settings file (user/config.c config_load, through
+ * The daemon's INI settings file (user/config/config.c config_load, through
  * inih and config_policy.c). config_load only takes a path, so each input
  * is written to one private file (on /dev/shm when there is one) and
  * passed as --config; files_read refuses symlinks, which rules out
@@ -18,7 +18,7 @@
 /* LLVMFuzzerInitialize below makes the scratch file. */
 #define FUZZ_OWN_INITIALIZE
 #include "fuzz.h"
-#include "user/config.h"
+#include "user/config/config.h"
 
 static char ini[64];
 static FILE *devnull;

@@ -1,5 +1,5 @@
 /*
- * cpulist_parse / cpulist_format (user/cpumask.c), and cpumask_parse_hex
+ * cpulist_parse / cpulist_format (user/base/cpumask.c), and cpumask_parse_hex
  * on the same bytes. cpulists arrive from pod annotations, so the parser
  * sees hostile text first.
  *
@@ -11,7 +11,7 @@
  */
 #include <errno.h>
 #include "fuzz.h"
-#include "user/cpumask.h"
+#include "user/base/cpumask.h"
 
 static void check_format_size(const struct cpumask *m, const char *text, size_t len)
 {

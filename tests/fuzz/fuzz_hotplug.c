@@ -1,5 +1,5 @@
 /*
- * The uevent classifier (user/hotplug.c hotplug_is_cpu_uevent): netlink
+ * The uevent classifier (user/topo/hotplug.c hotplug_is_cpu_uevent): netlink
  * messages of any length and content, NULs included, in a buffer of
  * exactly that size so that any read past the end is an ASan report.
  *
@@ -9,7 +9,7 @@
  * NUL-separated field is exactly "SUBSYSTEM=cpu".
  */
 #include "fuzz.h"
-#include "user/hotplug.h"
+#include "user/topo/hotplug.h"
 
 #define CPU_DEVPATH	"/devices/system/cpu/cpu"
 #define CPU_SUBSYSTEM	"SUBSYSTEM=cpu"

@@ -1,5 +1,5 @@
 /*
- * kubelet's cpu_manager_state checkpoint (user/kubelet_state.c
+ * kubelet's cpu_manager_state checkpoint (user/meta/kubelet_state.c
  * kubelet_state_parse): JSON shape, v1/v2 entries, cpulists.
  *
  * Invariants: only -EBADMSG / -ENOMEM; *ret untouched on error; on
@@ -9,7 +9,7 @@
  */
 #include <errno.h>
 #include "fuzz.h"
-#include "user/kubelet_state.h"
+#include "user/meta/kubelet_state.h"
 
 static void check_mask(const struct cpumask *m)
 {

@@ -1,5 +1,5 @@
 /*
- * The OCI bundle config.json reader (user/meta.c meta_parse_text), on
+ * The OCI bundle config.json reader (user/meta/meta.c meta_parse_text), on
  * whole documents: JSON syntax, key types, string limits, mounts.
  * fuzz_annotations.c aims at the annotation values instead.
  *

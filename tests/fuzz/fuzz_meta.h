@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 #include "fuzz.h"
-#include "user/meta.h"
+#include "user/meta/meta.h"
 
 static inline void fuzz_check_cpulist_text(const char *s)
 {

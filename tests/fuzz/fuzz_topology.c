@@ -1,5 +1,5 @@
 /*
- * sysfs topology discovery (user/topology.c through topo_read_mem, which
+ * sysfs topology discovery (user/topo/topology.c through topo_read_mem, which
  * runs the same parsing as topo_read on an in-memory file list; a real
  * tree per input ran at ~1000 execs/s), then topo_inherit.
  *
@@ -17,7 +17,7 @@
  */
 #include <errno.h>
 #include "fuzz.h"
-#include "user/topology.h"
+#include "user/topo/topology.h"
 
 #define MAX_FILES	512
 #define PREFIX		"devices/system/"

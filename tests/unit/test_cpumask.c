@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <cmocka.h>
-#include "user/cpumask.h"
+#include "user/base/cpumask.h"
 
 struct parse_case {
 	const char *in;

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "tools/ctl_live.h"
-#include "user/procs.h"
+#include "user/base/procs.h"
 
 #define NOW	1700000000.0
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tests/unit/testlib.h"
-#include "user/export_koord.h"
+#include "user/export/export_koord.h"
 
 /* CPUs 0-3 package 5 node 1, CPUs 4-7 package 2 node 0; cores {0,1},
  * {2,3}, {4,5}, {6,7}; CPU 7 offline. */

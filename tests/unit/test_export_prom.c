@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "user/export_prom.h"
+#include "user/export/export_prom.h"
 #include "tests/unit/testlib.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))

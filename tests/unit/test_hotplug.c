@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include "user/hotplug.h"
+#include "user/topo/hotplug.h"
 
 #define MSG(s)	s, sizeof(s) - 1
 

@@ -1,5 +1,5 @@
 /*
- * Koordinator's CPU allocation (user/koord_alloc.h): policy names, the
+ * Koordinator's CPU allocation (user/alloc/koord_alloc.h): policy names, the
  * rules of every bind / exclusive policy and NUMA strategy, and property
  * checks over many generated node states, up to a 1024-CPU 16-node
  * machine. The exact answers of Koordinator's own tests are checked by
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "testlib.h"
-#include "user/koord_alloc.h"
+#include "user/alloc/koord_alloc.h"
 
 static struct koord_request req(unsigned n, enum koord_bind_policy bind,
 				enum koord_excl_policy excl, enum koord_numa_strategy numa)

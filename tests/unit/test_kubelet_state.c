@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "user/kubelet_state.h"
+#include "user/meta/kubelet_state.h"
 
 static void assert_cpus(const struct cpumask *m, const char *want)
 {

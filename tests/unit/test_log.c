@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "user/log.h"
+#include "user/base/log.h"
 
 static void test_escape(void **state)
 {

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "user/meta.h"
+#include "user/meta/meta.h"
 
 #define FIXTURES	"tests/unit/fixtures/meta/"
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))

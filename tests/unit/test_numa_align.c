@@ -18,7 +18,7 @@
 #include <time.h>
 #include <cmocka.h>
 #include "testlib.h"
-#include "user/numa_align.h"
+#include "user/alloc/numa_align.h"
 
 static struct numa_hint hint(const char *nodes, bool preferred)
 {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "user/pod_errors.h"
+#include "user/policy/pod_errors.h"
 
 static struct pod_error err(const char *ns, const char *pod, const char *ctr, const char *uid,
 			    const char *id, const char *reason)

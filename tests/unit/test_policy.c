@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "testlib.h"
-#include "user/policy.h"
+#include "user/policy/policy.h"
 
 static struct topology *mk_topo(unsigned nodes, unsigned cores, unsigned threads)
 {

@@ -18,9 +18,9 @@
 #include <string.h>
 #include <cmocka.h>
 #include "testlib.h"
-#include "user/config.h"
-#include "user/policy.h"
-#include "user/policy_hotplug.h"
+#include "user/config/config.h"
+#include "user/policy/policy.h"
+#include "user/policy/policy_hotplug.h"
 
 #define SNAP	"64amd64-4s2n4ca2co"
 

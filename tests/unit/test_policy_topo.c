@@ -20,9 +20,9 @@
 #include <string.h>
 #include <cmocka.h>
 #include "testlib.h"
-#include "user/config.h"
-#include "user/policy.h"
-#include "user/policy_alloc.h"
+#include "user/config/config.h"
+#include "user/policy/policy.h"
+#include "user/policy/policy_alloc.h"
 
 static char fixtures[512];
 static char tmpdir[] = "/tmp/test_policy_topo.XXXXXX";

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 #include "tests/unit/testlib.h"
-#include "user/telemetry_rates.h"
+#include "user/telemetry/telemetry_rates.h"
 
 #define N 4
 

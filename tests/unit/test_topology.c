@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "user/topology.h"
+#include "user/topo/topology.h"
 
 static char fixtures[512];
 static char tmpdir[] = "/tmp/test_topology.XXXXXX";

@@ -7,8 +7,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include "user/alloc_topo.h"
-#include "user/cpumask.h"
+#include "user/alloc/alloc_topo.h"
+#include "user/base/cpumask.h"
 
 /* A heap alloc_topo_generate() topology (free() it). */
 static inline struct alloc_topo *tl_generate(unsigned sockets, unsigned nodes_per_socket,

@@ -1,0 +1,615 @@
+/*
+ * Daemon settings: defaults, then the INI file, then the command line
+ * (see config.h).
+ *
+ * One table (long_opts) names every setting; INI keys are the same names
+ * with '_' or '-', so the file and the command line cannot drift apart.
+ * Both go through apply(), which validates a value and says what is wrong
+ * in one line; the caller prefixes where it came from ("--state-dir" or
+ * "file:line: state_dir"). Everything is built in a private copy and
+ * handed out only when all of it is valid.
+ *
+ * The INI text is fed to inih through our own line reader so that we know
+ * the line number of every key (inih reports only the first error's line)
+ * and can refuse over-long lines, which inih would otherwise split into a
+ * truncated value plus a bogus next line.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "config.h"
+#include "user/base/files.h"
+#include "user/base/log.h"
+
+#define VERSION			CPUSETD_VERSION
+#define MIN_SHARED_MAX		(CPUSETD_MAX_CPUS - 1)
+/* A config file is a few lines; anything bigger is a mistake. */
+#define CONFIG_MAX_BYTES	(1u << 20)
+
+static const char *const default_bundle_paths[] = {
+	"/run/containerd/io.containerd.runtime.v2.task/k8s.io/{id}/config.json",
+	"/run/containers/storage/overlay-containers/{id}/userdata/config.json",
+};
+
+enum {
+	OPT_HELP = 'h',
+	OPT_CONFIG = 256,
+	OPT_KUBEPODS_ROOT,
+	OPT_BUNDLE_PATH,
+	OPT_STATE_DIR,
+	OPT_PIN_DIR,
+	OPT_KUBELET_PODS_DIR,
+	OPT_ON_ERROR,
+	OPT_MIN_SHARED_CPUS,
+	OPT_LOG_LEVEL,
+	OPT_DRY_RUN,
+	OPT_VERSION,
+	OPT_KUBELET_STATE_FILE,
+	OPT_TEXTFILE,
+	OPT_EXPORT_INTERVAL,
+	OPT_POLICY,		/* the allocation-policy settings: config_policy.c */
+	OPT_RESIZE_CHECK_MS,
+	OPT_V2_WRITES,
+};
+
+static const struct option long_opts[] = {
+	{ "config",		required_argument, NULL, OPT_CONFIG },
+	{ "kubepods-root",	required_argument, NULL, OPT_KUBEPODS_ROOT },
+	{ "bundle-path",	required_argument, NULL, OPT_BUNDLE_PATH },
+	{ "state-dir",		required_argument, NULL, OPT_STATE_DIR },
+	{ "pin-dir",		required_argument, NULL, OPT_PIN_DIR },
+	{ "kubelet-pods-dir",	required_argument, NULL, OPT_KUBELET_PODS_DIR },
+	{ "on-error",		required_argument, NULL, OPT_ON_ERROR },
+	{ "min-shared-cpus",	required_argument, NULL, OPT_MIN_SHARED_CPUS },
+	{ "log-level",		required_argument, NULL, OPT_LOG_LEVEL },
+	{ "dry-run",		no_argument,	   NULL, OPT_DRY_RUN },
+	{ "kubelet-state-file",	required_argument, NULL, OPT_KUBELET_STATE_FILE },
+	{ "textfile",		required_argument, NULL, OPT_TEXTFILE },
+	{ "export-interval",	required_argument, NULL, OPT_EXPORT_INTERVAL },
+	{ "cpu-bind-policy",	required_argument, NULL, OPT_POLICY },
+	{ "cpu-exclusive-policy", required_argument, NULL, OPT_POLICY },
+	{ "numa-allocate-strategy", required_argument, NULL, OPT_POLICY },
+	{ "numa-topology-alignment-policy", required_argument, NULL, OPT_POLICY },
+	{ "topology-manager-scope", required_argument, NULL, OPT_POLICY },
+	{ "kubelet-compat",	required_argument, NULL, OPT_POLICY },
+	{ "kubelet-cpu-manager-policy-options", required_argument, NULL, OPT_POLICY },
+	{ "besteffort-pool",	required_argument, NULL, OPT_POLICY },
+	{ "integer-qos",	required_argument, NULL, OPT_POLICY },
+	{ "reserved-cpus",	required_argument, NULL, OPT_POLICY },
+	{ "prefer-isolated-cpus", required_argument, NULL, OPT_POLICY },
+	{ "resize-check-ms",	required_argument, NULL, OPT_RESIZE_CHECK_MS },
+	{ "v2-writes",		required_argument, NULL, OPT_V2_WRITES },
+	{ "help",		no_argument,	   NULL, OPT_HELP },
+	{ "version",		no_argument,	   NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Our line-by-line feed to inih (ini_parse_stream). */
+struct ini_src {
+	const char *buf;
+	size_t len, pos;
+	int lineno;		/* line last handed to inih */
+	int long_line;		/* first line too long for inih, or 0 */
+	int max_len;		/* longest line inih takes whole */
+};
+
+struct loader {
+	struct cpusetd_config cfg;
+	bool bundle_from_ini;	/* the INI file has replaced the defaults */
+	bool bundle_from_cli;	/* the command line has replaced the list */
+	bool in_ini;
+	struct ini_src src;
+	int err_line;		/* line of the first INI error, 0 = none */
+	char err[PATH_MAX + 128];
+};
+
+static void usage(void)
+{
+	printf("Usage: cpusetd [OPTION]...\n"
+	       "Places Kubernetes containers on CPUs through the cgroup cpuset controller.\n"
+	       "\n"
+	       "  --config FILE            INI settings file (default %s)\n"
+	       "  --kubepods-root CGPATH   cgroup of the kubepods hierarchy (default: found)\n"
+	       "  --bundle-path TEMPLATE   config.json path of a container, \"{id}\" = its ID;\n"
+	       "                           repeatable, tried in order, max %d (replaces defaults)\n"
+	       "  --state-dir DIR          state files (default /run/cpusetd)\n"
+	       "  --pin-dir DIR            pinned BPF maps (default /sys/fs/bpf/cpusetd)\n"
+	       "  --kubelet-pods-dir DIR   kubelet pods directory (default /var/lib/kubelet/pods)\n"
+	       "  --on-error reject|shared what to do with a container that cannot be placed\n"
+	       "                           (default reject)\n"
+	       "  --min-shared-cpus N      CPUs always left to the shared pool, 1..%d (default 1)\n"
+	       "  --resize-check-ms MS     how often CPU limits are re-read for in-place\n"
+	       "                           resizes, 0 = never (default 1000)\n"
+	       "  --v2-writes hierarchical|per-container  cgroup v2: write the shared pool\n"
+	       "                           once per QoS slice or pod, containers inherit\n"
+	       "                           (default), or into every container\n"
+	       "  --log-level LEVEL        error|warning|notice|info|debug (default info)\n"
+	       "  --dry-run                decide and report, write no cpuset\n"
+	       "  --kubelet-state-file F   kubelet cpu_manager_state to take over (default\n"
+	       "                           %s; \"\" = none)\n"
+	       "  --textfile FILE          Prometheus textfile to write (default\n"
+	       "                           " CONFIG_DEFAULT_TEXTFILE "; \"\" = none)\n"
+	       "  --export-interval S      rewrite it at least every S seconds (default 15)\n"
+	       "Allocation policy (see cpusetd.conf for what each does):\n"
+	       "  --cpu-bind-policy FullPCPUs|SpreadByPCPUs|FullPCPUsOnly\n"
+	       "  --cpu-exclusive-policy None|PCPULevel|NUMANodeLevel\n"
+	       "  --numa-allocate-strategy MostAllocated|LeastAllocated|DistributeEvenly\n"
+	       "  --numa-topology-alignment-policy None|BestEffort|Restricted|SingleNUMANode\n"
+	       "  --topology-manager-scope container|pod\n"
+	       "  --kubelet-compat BOOL    kubelet static CPU manager's choices\n"
+	       "  --kubelet-cpu-manager-policy-options NAME=BOOL,...\n"
+	       "  --besteffort-pool shared|be   --integer-qos LSE|LSR\n"
+	       "  --reserved-cpus CPULIST  --prefer-isolated-cpus BOOL\n"
+	       "  -h, --help               this text\n"
+	       "  --version                print the version\n"
+	       "\n"
+	       "Examples:\n"
+	       "  cpusetd --config /etc/cpusetd/cpusetd.conf\n"
+	       "  cpusetd --dry-run --log-level debug\n"
+	       "  cpusetd --on-error shared --min-shared-cpus 2 \\\n"
+	       "          --bundle-path /run/containerd/io.containerd.runtime.v2.task/k8s.io/{id}/config.json\n",
+	       CONFIG_DEFAULT_FILE, CONFIG_MAX_BUNDLE_PATHS, MIN_SHARED_MAX,
+	       KUBELET_STATE_DEFAULT_PATH);
+}
+
+static void set_defaults(struct cpusetd_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->config_file, CONFIG_DEFAULT_FILE);
+	for (unsigned i = 0; i < sizeof(default_bundle_paths) / sizeof(default_bundle_paths[0]); i++)
+		strcpy(c->bundle_paths[c->n_bundle_paths++], default_bundle_paths[i]);
+	strcpy(c->state_dir, "/run/cpusetd");
+	strcpy(c->pin_dir, "/sys/fs/bpf/cpusetd");
+	strcpy(c->kubelet_pods_dir, "/var/lib/kubelet/pods");
+	c->policy.min_shared_cpus = 1;
+	c->policy.on_error = POLICY_ON_ERROR_REJECT;
+	config_policy_defaults(&c->policy);
+	strcpy(c->kubelet_state_file, KUBELET_STATE_DEFAULT_PATH);
+	strcpy(c->textfile, CONFIG_DEFAULT_TEXTFILE);
+	c->export_interval_s = 15;
+	c->log_level = LOG_INFO;
+	c->dry_run = false;
+	c->resize_check_ms = 1000;
+}
+
+/* Copies an absolute path into dst. Returns 0 or -EINVAL with err set. */
+static int set_path(char *dst, size_t size, const char *v, char *err, size_t errlen)
+{
+	if (v[0] != '/') {
+		snprintf(err, errlen, "expected an absolute path, got '%s'", v);
+		return -EINVAL;
+	}
+	if (strlen(v) >= size) {
+		snprintf(err, errlen, "path longer than %zu characters", size - 1);
+		return -EINVAL;
+	}
+	strcpy(dst, v);
+	return 0;
+}
+
+/* Strict decimal in lo..hi: digits only, no sign, no blanks. */
+static int parse_uint_range(const char *v, unsigned lo, unsigned hi, unsigned *ret)
+{
+	unsigned long x;
+	char *end;
+
+	if (v[0] < '0' || v[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	x = strtoul(v, &end, 10);
+	if (errno || *end || x < lo || x > hi)
+		return -EINVAL;
+	*ret = (unsigned)x;
+	return 0;
+}
+
+int config_parse_bool(const char *v, bool *ret)
+{
+	static const char *const yes[] = { "true", "yes", "1" }, *const no[] = { "false", "no", "0" };
+
+	for (int i = 0; i < 3; i++) {
+		if (strcasecmp(v, yes[i]) == 0 || strcasecmp(v, no[i]) == 0) {
+			*ret = strcasecmp(v, yes[i]) == 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* The first bundle path from a source replaces what the previous one gave. */
+static int add_bundle_path(struct loader *l, const char *v, char *err, size_t errlen)
+{
+	struct cpusetd_config *c = &l->cfg;
+	bool *replaced = l->in_ini ? &l->bundle_from_ini : &l->bundle_from_cli;
+
+	if (!*replaced) {
+		c->n_bundle_paths = 0;
+		*replaced = true;
+	}
+	if (c->n_bundle_paths == CONFIG_MAX_BUNDLE_PATHS) {
+		snprintf(err, errlen, "at most %d bundle paths", CONFIG_MAX_BUNDLE_PATHS);
+		return -EINVAL;
+	}
+	if (set_path(c->bundle_paths[c->n_bundle_paths], PATH_MAX, v, err, errlen) < 0)
+		return -EINVAL;
+	c->n_bundle_paths++;
+	return 0;
+}
+
+static int set_kubepods_root(struct cpusetd_config *c, const char *v, char *err, size_t errlen)
+{
+	/* "" asks for auto-detection, as the default does. */
+	if (!v[0]) {
+		c->kubepods_root[0] = '\0';
+		return 0;
+	}
+	return set_path(c->kubepods_root, sizeof(c->kubepods_root), v, err, errlen);
+}
+
+/*
+ * Applies one setting (id from long_opts; v NULL for a flag given on the
+ * command line). Returns 0 or -EINVAL with the reason in err.
+ */
+static int apply(struct loader *l, int id, const char *name, const char *v, char *err,
+		 size_t errlen)
+{
+	struct cpusetd_config *c = &l->cfg;
+
+	switch (id) {
+	case OPT_POLICY:
+		return config_policy_set(&c->policy, name, v, err, errlen);
+	case OPT_KUBELET_STATE_FILE:
+		if (!v[0]) {	/* "" = no takeover */
+			c->kubelet_state_file[0] = '\0';
+			return 0;
+		}
+		return set_path(c->kubelet_state_file, sizeof(c->kubelet_state_file), v, err,
+				errlen);
+	case OPT_TEXTFILE:
+		if (!v[0]) {	/* "" = no export */
+			c->textfile[0] = '\0';
+			return 0;
+		}
+		return set_path(c->textfile, sizeof(c->textfile), v, err, errlen);
+	case OPT_EXPORT_INTERVAL:
+		if (parse_uint_range(v, 1, CONFIG_MAX_EXPORT_INTERVAL, &c->export_interval_s) == 0)
+			return 0;
+		snprintf(err, errlen, "expected seconds 1..%d, got '%s'", CONFIG_MAX_EXPORT_INTERVAL, v);
+		return -EINVAL;
+	case OPT_KUBEPODS_ROOT:
+		return set_kubepods_root(c, v, err, errlen);
+	case OPT_BUNDLE_PATH:
+		return add_bundle_path(l, v, err, errlen);
+	case OPT_STATE_DIR:
+		return set_path(c->state_dir, sizeof(c->state_dir), v, err, errlen);
+	case OPT_PIN_DIR:
+		return set_path(c->pin_dir, sizeof(c->pin_dir), v, err, errlen);
+	case OPT_KUBELET_PODS_DIR:
+		return set_path(c->kubelet_pods_dir, sizeof(c->kubelet_pods_dir), v, err, errlen);
+	case OPT_ON_ERROR:
+		if (strcmp(v, "reject") == 0 || strcmp(v, "shared") == 0) {
+			c->policy.on_error = v[0] == 'r' ? POLICY_ON_ERROR_REJECT : POLICY_ON_ERROR_SHARED;
+			return 0;
+		}
+		snprintf(err, errlen, "expected reject|shared, got '%s'", v);
+		return -EINVAL;
+	case OPT_MIN_SHARED_CPUS:
+		if (parse_uint_range(v, 1, MIN_SHARED_MAX, &c->policy.min_shared_cpus) == 0)
+			return 0;
+		snprintf(err, errlen, "expected an integer 1..%d, got '%s'", MIN_SHARED_MAX, v);
+		return -EINVAL;
+	case OPT_RESIZE_CHECK_MS:
+		if (parse_uint_range(v, 0, 3600000, &c->resize_check_ms) == 0)
+			return 0;
+		snprintf(err, errlen, "expected milliseconds 0..3600000, got '%s'", v);
+		return -EINVAL;
+	case OPT_V2_WRITES:
+		if (strcmp(v, "hierarchical") == 0 || strcmp(v, "per-container") == 0) {
+			c->v2_per_container = v[0] == 'p';
+			return 0;
+		}
+		snprintf(err, errlen, "expected hierarchical|per-container, got '%s'", v);
+		return -EINVAL;
+	case OPT_LOG_LEVEL:
+		if (log_parse_level(v, &c->log_level) == 0)
+			return 0;
+		snprintf(err, errlen, "expected error|warning|notice|info|debug, got '%s'", v);
+		return -EINVAL;
+	case OPT_DRY_RUN:
+		if (!v) {
+			c->dry_run = true;
+			return 0;
+		}
+		if (config_parse_bool(v, &c->dry_run) == 0)
+			return 0;
+		snprintf(err, errlen, "expected true|false|yes|no|1|0, got '%s'", v);
+		return -EINVAL;
+	}
+	snprintf(err, errlen, "not a setting");
+	return -EINVAL;
+}
+
+/* The setting an INI key names ('_' and '-' alike), or NULL. */
+static const struct option *ini_key_opt(const char *key)
+{
+	char name[64];
+	size_t n = strlen(key);
+
+	if (n >= sizeof(name))
+		return NULL;
+	for (size_t i = 0; i <= n; i++)
+		name[i] = key[i] == '_' ? '-' : key[i];
+	for (const struct option *o = long_opts; o->name; o++)
+		if (strcmp(o->name, name) == 0)
+			return o->val == OPT_CONFIG || o->val == OPT_HELP || o->val == OPT_VERSION ?
+			       NULL : o;
+	return NULL;
+}
+
+/* inih handler: returns nonzero to go on; the first error is kept. */
+static int on_ini_key(void *user, const char *section, const char *key, const char *value)
+{
+	struct loader *l = user;
+	char why[PATH_MAX + 64];
+	const struct option *o;
+
+	if (l->err_line)
+		return 0;
+	if (section[0] && strcmp(section, "cpusetd") != 0)
+		snprintf(l->err, sizeof(l->err), "unknown section [%s]", section);
+	else if (!(o = ini_key_opt(key)))
+		snprintf(l->err, sizeof(l->err), "unknown key '%s'", key);
+	else if (apply(l, o->val, o->name, value, why, sizeof(why)) < 0)
+		snprintf(l->err, sizeof(l->err), "%s: %s", key, why);
+	else
+		return 1;
+	l->err_line = l->src.lineno;
+	return 0;
+}
+
+/* fgets-like reader for inih that counts lines and refuses long ones. */
+static char *read_ini_line(char *str, int num, void *stream)
+{
+	struct ini_src *s = stream;
+	const char *p, *nl;
+	size_t n, text;
+
+	if (s->pos >= s->len || s->long_line)
+		return NULL;
+	p = s->buf + s->pos;
+	nl = memchr(p, '\n', s->len - s->pos);
+	n = nl ? (size_t)(nl - p) + 1 : s->len - s->pos;
+	text = n - (nl != NULL);
+	if (text > 0 && p[text - 1] == '\r')
+		text--;
+	s->lineno++;
+	/* inih needs room for "\r\n\0" after the text (ini.h, INI_MAX_LINE). */
+	s->max_len = num - 3;
+	if (num < 3 || text > (size_t)num - 3) {
+		s->long_line = s->lineno;
+		return NULL;
+	}
+	memcpy(str, p, n);
+	str[n] = '\0';
+	s->pos += n;
+	return str;
+}
+
+/* files_read(), and a NUL inside is not text (inih would stop there). */
+static int read_file(const char *path, char **ret, size_t *ret_len)
+{
+	int r = files_read(path, CONFIG_MAX_BYTES, ret, ret_len);
+
+	if (r == 0 && memchr(*ret, '\0', *ret_len)) {
+		free(*ret);
+		return -EINVAL;
+	}
+	return r;
+}
+
+/* Loads the INI file. named: given with --config, so it must exist. */
+static int load_ini(struct loader *l, bool named)
+{
+	const char *path = l->cfg.config_file;
+	char *buf = NULL;
+	int r, line;
+
+	r = read_file(path, &buf, &l->src.len);
+	if (r == -ENOENT && !named)
+		return 0;
+	if (r < 0) {
+		fprintf(stderr, "cpusetd: config file '%s': %s\n", path,
+			r == -EINVAL ? "not a regular text file" : strerror(-r));
+		return r;
+	}
+	l->src.buf = buf;
+	l->in_ini = true;
+	line = ini_parse_stream(read_ini_line, &l->src, on_ini_key, l);
+	l->in_ini = false;
+	free(buf);
+	if (line < 0) {
+		fprintf(stderr, "cpusetd: %s: out of memory\n", path);
+		return -ENOMEM;
+	}
+	if (l->src.long_line && (line == 0 || line >= l->src.long_line)) {
+		fprintf(stderr, "cpusetd: %s:%d: line longer than %d characters\n",
+			path, l->src.long_line, l->src.max_len);
+		return -EINVAL;
+	}
+	if (line == 0)
+		return 0;
+	if (line == l->err_line)
+		fprintf(stderr, "cpusetd: %s:%d: %s\n", path, line, l->err);
+	else
+		fprintf(stderr, "cpusetd: %s:%d: syntax error, expected 'key = value' or [cpusetd]\n",
+			path, line);
+	return -EINVAL;
+}
+
+/*
+ * First pass over argv: --help, --version and --config, which decide what
+ * happens before anything else. Other options (and their errors) are left
+ * to the second pass. Returns 1 when help or version was printed,
+ * 0 with *named, or -EINVAL.
+ */
+static int scan_early(int argc, char **argv, struct loader *l, bool *named)
+{
+	int c;
+
+	optind = 0;	/* glibc: full re-initialisation, for repeated calls */
+	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+		if (c == OPT_HELP) {
+			usage();
+			return 1;
+		}
+		if (c == OPT_VERSION) {
+			printf("cpusetd " VERSION "\n");
+			return 1;
+		}
+		if (c != OPT_CONFIG)
+			continue;
+		if (strlen(optarg) >= sizeof(l->cfg.config_file) || !optarg[0]) {
+			fprintf(stderr, "cpusetd: --config: expected a file name shorter than %d characters\n",
+				PATH_MAX);
+			return -EINVAL;
+		}
+		strcpy(l->cfg.config_file, optarg);
+		*named = true;
+	}
+	return 0;
+}
+
+/*
+ * The option as the user typed it, for error messages: the argument for a
+ * long option (glibc leaves optopt 0 or the option's val there), else the
+ * short option letter.
+ */
+static const char *bad_option(char **argv)
+{
+	static char shortopt[3];
+	const char *arg = argv[optind - 1];
+
+	if (strncmp(arg, "--", 2) == 0 || !optopt || optopt > 127)
+		return arg;
+	snprintf(shortopt, sizeof(shortopt), "-%c", optopt);
+	return shortopt;
+}
+
+/* Second pass: every option, in order, over what the INI file gave. */
+static int apply_argv(int argc, char **argv, struct loader *l)
+{
+	char why[PATH_MAX + 64];
+	int c, idx;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":h", long_opts, &idx)) != -1) {
+		if (c == '?') {
+			fprintf(stderr, "cpusetd: unknown option '%s' (see --help)\n", bad_option(argv));
+			return -EINVAL;
+		}
+		if (c == ':') {
+			fprintf(stderr, "cpusetd: option '%s' needs a value\n", bad_option(argv));
+			return -EINVAL;
+		}
+		if (c == OPT_CONFIG || c == OPT_HELP || c == OPT_VERSION)
+			continue;
+		if (apply(l, c, long_opts[idx].name, optarg, why, sizeof(why)) < 0) {
+			fprintf(stderr, "cpusetd: --%s: %s\n", long_opts[idx].name, why);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "cpusetd: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * What each option is fine alone but wrong with the others: one line,
+ * -EINVAL. min_shared_cpus against the CPUs online needs the topology:
+ * config_check_cpus().
+ */
+static int validate(const struct cpusetd_config *c)
+{
+	const struct policy_kubelet_options *k = &c->policy.alloc.kubelet;
+
+	for (unsigned i = 0; i < c->n_bundle_paths; i++) {
+		/* Without {id} every container would read one file: one pod's
+		 * annotations (or /etc/passwd) for all of them. */
+		if (!strstr(c->bundle_paths[i], "{id}")) {
+			fprintf(stderr, "cpusetd: bundle_path '%s' has no {id}: every container "
+				"would read the same file\n", c->bundle_paths[i]);
+			return -EINVAL;
+		}
+	}
+	/* kubelet refuses these pairs (pkg/kubelet/cm/cpumanager/policy_options.go). */
+	if (k->full_pcpus_only && k->distribute_across_cores) {
+		fprintf(stderr, "cpusetd: kubelet_cpu_manager_policy_options: full-pcpus-only and "
+			"distribute-cpus-across-cores cannot be used together\n");
+		return -EINVAL;
+	}
+	if (k->distribute_across_numa && k->distribute_across_cores) {
+		fprintf(stderr, "cpusetd: kubelet_cpu_manager_policy_options: "
+			"distribute-cpus-across-numa and distribute-cpus-across-cores cannot be "
+			"used together\n");
+		return -EINVAL;
+	}
+	if (k->align_by_socket && c->policy.alloc.align == NUMA_POLICY_SINGLE_NUMA_NODE) {
+		fprintf(stderr, "cpusetd: align-by-socket cannot be used with "
+			"numa_topology_alignment_policy single-numa-node\n");
+		return -EINVAL;
+	}
+	/* One directory, two owners: a stray status.json could land in bpffs
+	 * or the pins in a plain directory. */
+	if (c->pin_dir[0] && strcmp(c->pin_dir, c->state_dir) == 0) {
+		fprintf(stderr, "cpusetd: pin_dir and state_dir are both '%s'\n", c->pin_dir);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int config_check_cpus(const struct cpusetd_config *c, unsigned online)
+{
+	if (c->policy.min_shared_cpus >= online) {
+		fprintf(stderr, "cpusetd: min_shared_cpus %u is not below the %u CPU%s online: "
+			"no CPU could ever be exclusive\n", c->policy.min_shared_cpus, online,
+			online == 1 ? "" : "s");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int config_load(int argc, char **argv, struct cpusetd_config *ret)
+{
+	int saved_opterr = opterr, r;
+	bool named = false;
+	struct loader *l;
+
+	/* Large (a dozen PATH_MAX buffers): keep it off the stack. */
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	set_defaults(&l->cfg);
+	opterr = 0;	/* we print our own one-line errors */
+	r = scan_early(argc, argv, l, &named);
+	if (r == 0)
+		r = load_ini(l, named);
+	if (r == 0)
+		r = apply_argv(argc, argv, l);
+	if (r == 0)
+		r = validate(&l->cfg);
+	opterr = saved_opterr;
+	optind = 0;
+	if (r == 0)
+		*ret = l->cfg;
+	free(l);
+	return r;
+}

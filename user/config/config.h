@@ -1,0 +1,86 @@
+/*
+ * Daemon settings: defaults, then the INI file (--config, parsed with
+ * inih), then the command line, each overriding the one before.
+ * INI keys are the long option names with '-' or '_' (section [cpusetd]
+ * or none): kubepods_root, bundle_path (repeatable), state_dir, pin_dir,
+ * on_error, min_shared_cpus, log_level, dry_run, kubelet_pods_dir,
+ * kubelet_state_file, resize_check_ms, v2_writes; and the allocation policy (config_policy.c):
+ * cpu_bind_policy, cpu_exclusive_policy, numa_allocate_strategy,
+ * numa_topology_alignment_policy, topology_manager_scope, kubelet_compat,
+ * kubelet_cpu_manager_policy_options, besteffort_pool, integer_qos,
+ * reserved_cpus, prefer_isolated_cpus. The Prometheus export (export_textfile.h):
+ * textfile ("" = none), export_interval (seconds).
+ */
+#ifndef CPUSETD_CONFIG_H
+#define CPUSETD_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include "user/meta/kubelet_state.h"
+#include "user/policy/policy.h"
+
+#define CONFIG_MAX_BUNDLE_PATHS		8
+#define CONFIG_DEFAULT_FILE		"/etc/cpusetd/cpusetd.conf"
+#define CONFIG_DEFAULT_TEXTFILE		"/var/lib/node_exporter/textfile_collector/cpusetd.prom"
+#define CONFIG_MAX_EXPORT_INTERVAL	86400
+#define CPUSETD_VERSION			"0.1.0"
+
+struct cpusetd_config {
+	char config_file[PATH_MAX];
+	char kubepods_root[256];	/* "" = find it */
+	char bundle_paths[CONFIG_MAX_BUNDLE_PATHS][PATH_MAX];
+	unsigned n_bundle_paths;
+	char state_dir[PATH_MAX];
+	char pin_dir[PATH_MAX];
+	char kubelet_pods_dir[PATH_MAX];
+	char kubelet_state_file[PATH_MAX];	/* "" = no takeover */
+	char textfile[PATH_MAX];	/* Prometheus textfile; "" = no export */
+	unsigned export_interval_s;	/* textfile rewritten at least this often */
+	struct policy_config policy;
+	int log_level;			/* syslog level */
+	unsigned resize_check_ms;	/* CPU limits re-read every ms; 0 = never */
+	bool dry_run;
+	bool v2_per_container;	/* v2_writes = per-container (cgfs_plan.h is the default) */
+};
+
+/*
+ * Fills *ret from defaults, the config file and argv. The config file is
+ * optional when it is the default and missing; a named one must exist.
+ * Any bundle path in the file replaces the default list; any on the
+ * command line replaces the file's. Paths must be absolute
+ * (kubepods_root may also be "" = auto). INI lines are limited to what
+ * inih reads whole (197 characters); longer ones are an error, never cut.
+ * Prints the one specific error to stderr on bad input ("cpusetd: --opt:
+ * ..." or "cpusetd: FILE:LINE: key: ..."); the help text goes to stdout.
+ * *ret is untouched on error. Resets getopt (optind = 0), so it may be
+ * called more than once. Refused as a whole (-EINVAL, one line): a
+ * bundle path without "{id}", kubelet option pairs kubelet itself refuses
+ * (full-pcpus-only or distribute-cpus-across-numa with
+ * distribute-cpus-across-cores; align-by-socket with single-numa-node),
+ * and pin_dir equal to state_dir.
+ * Returns 0; 1 when --help or --version was printed (exit 0);
+ * -EINVAL for bad input; -ENOMEM; -errno reading the file.
+ */
+int config_load(int argc, char **argv, struct cpusetd_config *ret);
+
+/*
+ * The start-time check that needs the node: min_shared_cpus must be below
+ * online (the number of CPUs online), or no CPU could ever be exclusive.
+ * Prints one line to stderr when not. Returns 0 or -EINVAL.
+ */
+int config_check_cpus(const struct cpusetd_config *c, unsigned online);
+
+/* "true|yes|1" / "false|no|0" (any case). Returns 0 or -EINVAL. */
+int config_parse_bool(const char *v, bool *ret);
+
+/* Sets the allocation-policy option name (long option spelling,
+ * "cpu-bind-policy") from v. Returns 0; -ENOENT for a name that is not a
+ * policy option; -EINVAL with err[len] saying what was expected. */
+int config_policy_set(struct policy_config *c, const char *name, const char *v,
+		      char *err, size_t len);
+
+/* The policy defaults other than min_shared_cpus/on_error (FullPCPUs,
+ * None, MostAllocated, alignment None, integer pods LSE). Cannot fail. */
+void config_policy_defaults(struct policy_config *c);
+
+#endif

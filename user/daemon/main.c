@@ -1,0 +1,571 @@
+/*
+ * cpusetd: the node daemon. Start-up order matters:
+ *   1. attach the BPF detection programs, so no cgroup event is missed;
+ *   2. resync from the live cgroups (containers that started while we were
+ *      down are placed or corrected);
+ *   3. READY=1, then the event loop.
+ * SIGTERM leaves every placement in place: the kernel keeps them.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+#include "cgroupfs/cgfs.h"
+#include "user/bpf/bpf_events.h"
+#include "user/bpf/bpf_telemetry.h"
+#include "user/config/config.h"
+#include "controller.h"
+#include "user/export/export_textfile.h"
+#include "user/base/files.h"
+#include "user/topo/hotplug.h"
+#include "instance_lock.h"
+#include "user/base/log.h"
+#include "user/export/status.h"
+
+struct daemon {
+	struct cpusetd_config cfg;
+	struct cgfs *cg;
+	struct topology *topo;
+	struct instance_lock lock;
+	struct bpf_events *bpf;
+	struct bpf_telemetry *tel;	/* NULL: running without telemetry */
+	struct controller ctl;
+	bool ctl_ready;
+	uint64_t lost_seen;
+	struct export_textfile *prom;	/* NULL: no textfile export */
+	int epfd, sigfd;
+	int resize_tfd;			/* timerfd for in-place resize checks; -1 */
+	int uevent_fd;			/* CPU hotplug uevents (hotplug.h); -1 */
+	uint64_t resync_tried_us;	/* last retry of a failed resync, CLOCK_MONOTONIC */
+	struct status_beat beat;	/* status.json's heartbeat and "updated" */
+};
+
+#define RESYNC_RETRY_MS	1000
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* The kubepods root from the config, or found; "" when it does not exist
+ * yet (we start before kubelet): it is picked up by its mkdir event. */
+static void find_root(struct daemon *d, char *root, size_t len)
+{
+	uint64_t id;
+
+	root[0] = '\0';
+	if (d->cfg.kubepods_root[0]) {
+		if (cgfs_cgroup_id(d->cg, d->cfg.kubepods_root, &id) == 0)
+			snprintf(root, len, "%s", d->cfg.kubepods_root);
+		return;
+	}
+	if (cgfs_find_kubepods_root(d->cg, root, len) < 0)
+		root[0] = '\0';
+}
+
+static int path_level(const char *path)
+{
+	int level = 0;
+
+	for (const char *p = path; *p; p++)
+		if (*p == '/' && p[1])
+			level++;
+	return level;
+}
+
+/* A new kubepods root (first kubelet start): adopt it and resync. */
+static bool is_awaited_root(const struct daemon *d, const char *path)
+{
+	if (d->cfg.kubepods_root[0])
+		return strcmp(path, d->cfg.kubepods_root) == 0;
+	return strcmp(path, "/kubepods") == 0 || strcmp(path, "/kubepods.slice") == 0;
+}
+
+static int on_event(const struct cpusetd_event *ev, void *ctx)
+{
+	struct daemon *d = ctx;
+
+	if (!d->ctl.root[0] && ev->type == CPUSETD_EV_MKDIR && is_awaited_root(d, ev->path)) {
+		snprintf(d->ctl.root, sizeof(d->ctl.root), "%s", ev->path);
+		bpf_events_set_root(d->bpf, ev->cgroup_id, ev->level);
+		log_notice("kubepods root %s appeared", ev->path);
+		return controller_resync(&d->ctl) == -ENOMEM ? -ENOMEM : 0;
+	}
+	return controller_handle(&d->ctl, ev);
+}
+
+static int open_bpf(struct daemon *d, const char *root)
+{
+	const struct cgfs_mounts *m = cgfs_mounts(d->cg);
+	struct bpf_events_opts o = {
+		.hierarchy_id = (uint32_t)m->cpuset_hierarchy_id,
+		.cpuset_on_v2 = m->cpuset_on_v2,
+		.pin_dir = d->cfg.pin_dir[0] ? d->cfg.pin_dir : NULL,
+		.handler = on_event,
+		.ctx = d,
+	};
+	const char *filter = root[0] ? root : "/";
+	int r;
+
+	/* Without a root yet, watch the whole hierarchy; user space filters. */
+	r = cgfs_cgroup_id(d->cg, filter, &o.root_cgroup_id);
+	if (r < 0)
+		return r;
+	o.root_level = (uint32_t)path_level(filter);
+	r = bpf_events_open(&o, &d->bpf);
+	if (r < 0 && o.pin_dir) {
+		log_warn("BPF maps cannot be pinned under %s (%s); running unpinned",
+			 o.pin_dir, strerror(-r));
+		o.pin_dir = NULL;
+		r = bpf_events_open(&o, &d->bpf);
+	}
+	return r;
+}
+
+/* Each CPU's NUMA node, for the cross-node migration count. */
+static void write_cpu_nodes(struct daemon *d)
+{
+	int cpu;
+
+	cpumask_for_each(cpu, &d->topo->present)
+		if (d->topo->cpu[cpu].node > 0 &&
+		    bpf_telemetry_set_cpu_node(d->tel, (unsigned)cpu, (unsigned)d->topo->cpu[cpu].node) < 0)
+			log_debug("telemetry: cpu_node[%d] not written", cpu);
+}
+
+/*
+ * The telemetry programs, sharing the detection object's placement map.
+ * Optional: placements do not depend on them, so a kernel or a pin dir
+ * they do not fit costs the figures, not the daemon. Pinned where the
+ * detection maps are; unpinned when that fails, as open_bpf does.
+ */
+static void open_telemetry(struct daemon *d)
+{
+	struct bpf_telemetry_opts o = {
+		.cpuset_on_v2 = cgfs_mounts(d->cg)->cpuset_on_v2,
+		.placement_fd = bpf_events_placement_fd(d->bpf),
+		.pin_dir = d->cfg.pin_dir[0] ? d->cfg.pin_dir : NULL,
+	};
+	int r;
+
+	r = bpf_telemetry_open(&o, &d->tel);
+	if (r < 0 && o.pin_dir) {
+		log_warn("telemetry maps cannot be pinned under %s (%s); running unpinned",
+			 o.pin_dir, strerror(-r));
+		o.pin_dir = NULL;
+		r = bpf_telemetry_open(&o, &d->tel);
+	}
+	if (r < 0) {
+		log_warn("cannot load the BPF telemetry programs (%s); running without telemetry",
+			 strerror(-r));
+		d->tel = NULL;
+		return;
+	}
+	write_cpu_nodes(d);
+	log_info("BPF telemetry attached via %s, run-queue wait from %s",
+		 bpf_telemetry_attach_mode(d->tel), bpf_telemetry_wait_source(d->tel));
+}
+
+/* A periodic timerfd of ms milliseconds in the epoll set, or -1 when
+ * ms == 0 (never). Returns the fd or -errno. */
+static int add_timer(struct daemon *d, unsigned ms)
+{
+	struct itimerspec its = { 0 };
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd;
+
+	if (!ms)
+		return -1;
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	its.it_value.tv_sec = its.it_interval.tv_sec = ms / 1000;
+	its.it_value.tv_nsec = its.it_interval.tv_nsec = (long)(ms % 1000) * 1000000L;
+	ev.data.fd = fd;
+	if (timerfd_settime(fd, 0, &its, NULL) < 0 || epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int setup_fds(struct daemon *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->sigfd < 0 || d->epfd < 0)
+		return -errno;
+	ev.data.fd = d->sigfd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sigfd, &ev) < 0)
+		return -errno;
+	ev.data.fd = bpf_events_fd(d->bpf);
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+		return -errno;
+	d->resize_tfd = add_timer(d, d->cfg.resize_check_ms);
+	if (d->resize_tfd < -1)
+		return d->resize_tfd;
+	/* Without uevents hotplug is still picked up at SIGHUP and at every
+	 * lost-event resync; placements do not depend on it otherwise. */
+	d->uevent_fd = hotplug_open();
+	ev.data.fd = d->uevent_fd;
+	if (d->uevent_fd < 0 || epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->uevent_fd, &ev) < 0)
+		log_warn("CPU hotplug uevents unavailable (%s); hotplug is seen at SIGHUP only",
+			 strerror(d->uevent_fd < 0 ? -d->uevent_fd : errno));
+	return 0;
+}
+
+/*
+ * Re-reads the topology (online set from sysfs; what it cannot tell about
+ * offline CPUs inherited from the old one, topo_inherit). When the online
+ * set changed, the controller moves to the new topology and the old one is
+ * freed (nothing else holds it: the policy, status and exports borrow the
+ * controller's). Returns 0, or -ENOMEM.
+ */
+static int check_online(struct daemon *d)
+{
+	struct topology *t;
+	int r = topo_read("/sys", &t);
+
+	if (r < 0) {
+		log_warn("CPU hotplug: cannot read the topology from /sys (%s); keeping the old one",
+			 strerror(-r));
+		return r == -ENOMEM ? r : 0;
+	}
+	topo_inherit(t, d->topo);
+	if (cpumask_equal(&t->online, &d->topo->online)) {
+		topo_free(t);
+		return 0;
+	}
+	r = controller_set_topology(&d->ctl, t);
+	if (r < 0) {
+		log_error("CPU hotplug: cannot follow the new online set: %s", strerror(-r));
+		topo_free(t);
+		return r == -ENOMEM ? r : 0;
+	}
+	topo_free(d->topo);
+	d->topo = t;
+	if (d->tel)
+		write_cpu_nodes(d);
+	return 0;
+}
+
+/* uevents waiting: a cpu one (or an overflow) means look again. */
+static int on_uevent(struct daemon *d)
+{
+	int r = hotplug_drain(d->uevent_fd);
+
+	if (r < 0)
+		log_debug("uevent socket: %s", strerror(-r));
+	return r > 0 ? check_online(d) : 0;
+}
+
+/* kubelet resized a container in place: no cgroup event says so. */
+static int on_resize_timer(struct daemon *d)
+{
+	uint64_t expirations;
+
+	if (read(d->resize_tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		return -errno;
+	return controller_check_resizes(&d->ctl) == -ENOMEM ? -ENOMEM : 0;
+}
+
+/* Returns 1 to stop, 0 to go on, -ENOMEM. SIGHUP re-reads the online
+ * set and forces a resync. */
+static int on_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo != SIGHUP)
+			return 1;
+		log_notice("SIGHUP: full resync");
+		if (check_online(d) == -ENOMEM)
+			return -ENOMEM;
+		if (d->ctl.root[0])
+			controller_resync(&d->ctl);
+		controller_check_resizes(&d->ctl);
+	}
+	return 0;
+}
+
+/* The ring buffer overflowed: some cgroup events are gone. Only a full
+ * resync from the live tree is correct after that. */
+static void check_lost(struct daemon *d)
+{
+	uint64_t lost = bpf_events_lost(d->bpf);
+
+	if (lost == d->lost_seen)
+		return;
+	log_warn("%llu BPF events lost (ring buffer full): full resync",
+		 (unsigned long long)(lost - d->lost_seen));
+	d->ctl.n.events_lost += lost - d->lost_seen;
+	d->lost_seen = lost;
+	check_online(d);	/* a resync is a full look: hotplug included */
+	if (d->ctl.root[0])
+		controller_resync(&d->ctl);
+}
+
+/* A failed resync (the tree unreadable for a moment) is retried every
+ * RESYNC_RETRY_MS, not at every event: each try walks the whole tree. */
+static int retry_resync(struct daemon *d)
+{
+	uint64_t now = mono_us();
+
+	if (!d->ctl.resync_failed || now - d->resync_tried_us < RESYNC_RETRY_MS * 1000ULL)
+		return 0;
+	d->resync_tried_us = now;
+	return controller_retry_resync(&d->ctl);
+}
+
+static void write_status(struct daemon *d)
+{
+	int r;
+
+	/* Before dirty is cleared: a placement change rewrites it too. */
+	export_textfile_tick(d->prom, &d->ctl);
+	if (!status_due(&d->ctl, &d->beat))
+		return;
+	if (d->ctl.dirty)
+		controller_sync_telemetry(&d->ctl);
+	r = status_write(&d->ctl, &d->beat, d->cfg.state_dir);
+	if (r < 0)
+		log_warn("cannot write %s/%s: %s", d->cfg.state_dir, STATUS_FILE, strerror(-r));
+	d->ctl.dirty = false;
+}
+
+static int run(struct daemon *d)
+{
+	uint64_t wd_usec = 0, wd_last = 0;
+	bool wd = sd_watchdog_enabled(0, &wd_usec) > 0;
+
+	for (;;) {
+		struct epoll_event evs[4];
+		int timeout = export_textfile_timeout_ms(d->prom, wd ? (int)(wd_usec / 4000) : 5000);
+		int n, r;
+
+		timeout = status_timeout_ms(&d->beat, timeout);	/* status.json's heartbeat */
+		if (d->ctl.resync_failed && (timeout < 0 || timeout > RESYNC_RETRY_MS))
+			timeout = RESYNC_RETRY_MS;
+		n = epoll_wait(d->epfd, evs, 4, timeout > 0 ? timeout : 1);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.fd == d->sigfd && (r = on_signal(d)) != 0)
+				return r < 0 ? r : 0;
+			if (evs[i].data.fd == d->uevent_fd && on_uevent(d) == -ENOMEM)
+				return -ENOMEM;
+			if (evs[i].data.fd == bpf_events_fd(d->bpf) && bpf_events_poll(d->bpf) == -ENOMEM)
+				return -ENOMEM;
+			if (evs[i].data.fd == d->resize_tfd && on_resize_timer(d) == -ENOMEM)
+				return -ENOMEM;
+		}
+		check_lost(d);
+		if (retry_resync(d) == -ENOMEM)
+			return -ENOMEM;
+		write_status(d);
+		if (wd && mono_us() - wd_last >= wd_usec / 2) {
+			sd_notify(0, "WATCHDOG=1");
+			wd_last = mono_us();
+		}
+	}
+}
+
+/* The event loop until a signal stops it (0) or it fails (-errno). Its
+ * last status.json says "stopped", so that a file left behind is never
+ * taken for a live daemon's state (a kill -9 leaves the heartbeat to age). */
+static int loop(struct daemon *d)
+{
+	int r = run(d);
+
+	d->beat.stopped = true;
+	write_status(d);
+	return r;
+}
+
+/* One open cpuset.cpus per container: lift the soft fd limit to the hard
+ * one so a node with thousands of containers keeps the fast path. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* The export's telemetry source: the loader's own map fds. */
+static int read_telemetry(void *ctx, unsigned n_cpus, struct telemetry_snapshot *ret)
+{
+	const struct daemon *d = ctx;
+	struct telemetry_fds fds;
+
+	bpf_telemetry_fds(d->tel, &fds);
+	return telemetry_read_fds(&fds, n_cpus, ret);
+}
+
+/* The Prometheus textfile export ("" = none), with the telemetry when
+ * its programs are loaded. */
+static int open_export(struct daemon *d)
+{
+	int r = export_textfile_new(d->cfg.textfile, d->cfg.export_interval_s, &d->prom);
+
+	if (r < 0)
+		log_error("textfile %s: %s", d->cfg.textfile, strerror(-r));
+	else if (d->tel)
+		export_textfile_set_telemetry(d->prom, read_telemetry, telemetry_snapshot_free, d);
+	return r;
+}
+
+/* Before anything is loaded, pinned or written: one daemon per state. */
+static int take_lock(struct daemon *d)
+{
+	const char *what;
+	pid_t holder;
+	int r;
+
+	r = instance_lock_take(d->cfg.state_dir, d->cfg.pin_dir, &d->lock, &holder, &what);
+	if (r == -EWOULDBLOCK && holder > 0)
+		log_error("another cpusetd (pid %d) holds %s; not starting a second one",
+			  (int)holder, what);
+	else if (r == -EWOULDBLOCK)
+		log_error("another process holds the lock on %s; not starting a second cpusetd",
+			  what);
+	else if (r < 0)
+		log_error("cannot lock %s: %s", what, strerror(-r));
+	return r;
+}
+
+static int start(struct daemon *d)
+{
+	struct cgfs_mounts m;
+	char root[CGFS_PATH_MAX];
+	int r;
+
+	raise_nofile();
+	r = files_mkdir_p(d->cfg.state_dir, 0755);
+	if (r < 0) {
+		log_error("cannot create %s: %s", d->cfg.state_dir, strerror(-r));
+		return r;
+	}
+	r = take_lock(d);
+	if (r < 0)
+		return r;
+	r = cgfs_detect(NULL, NULL, &m);
+	if (r < 0) {
+		log_error("no cgroup hierarchy with the cpuset controller: %s", strerror(-r));
+		return r;
+	}
+	r = cgfs_open(&m, &d->cg);
+	if (r < 0) {
+		log_error("cannot open %s: %s", m.cpuset_mnt, strerror(-r));
+		return r;
+	}
+	r = topo_read("/sys", &d->topo);
+	if (r < 0) {
+		log_error("cannot read the CPU topology from /sys: %s", strerror(-r));
+		return r;
+	}
+	r = config_check_cpus(&d->cfg, cpumask_weight(&d->topo->online));
+	if (r < 0)
+		return r;
+	find_root(d, root, sizeof(root));
+	r = open_bpf(d, root);
+	if (r < 0) {
+		log_error("cannot load the BPF programs: %s", strerror(-r));
+		return r;
+	}
+	r = controller_init(&d->ctl, &d->cfg, d->cg, d->topo, root);
+	if (r < 0) {
+		log_error("controller: %s", strerror(-r));
+		return r;
+	}
+	d->ctl_ready = true;
+	d->ctl.bpf = d->bpf;
+	open_telemetry(d);
+	d->ctl.tel = d->tel;
+	r = open_export(d);
+	if (r < 0)
+		return r;
+	r = setup_fds(d);
+	if (r < 0) {
+		log_error("epoll/signalfd: %s", strerror(-r));
+		return r;
+	}
+	log_info("cpuset on %s (hierarchy %d), BPF attached via %s, foreign writes via %s, "
+		 "kubepods root %s", m.cpuset_mnt, m.cpuset_hierarchy_id,
+		 bpf_events_attach_mode(d->bpf), bpf_events_write_hook(d->bpf),
+		 root[0] ? root : "(not there yet)");
+	if (strcmp(bpf_events_write_hook(d->bpf), "none") == 0)
+		log_warn("no BPF hook on cpuset writes attached: a foreign write is undone only "
+			 "at the container's exec or the next resync (SIGHUP)");
+	if (root[0]) {
+		r = controller_resync(&d->ctl);
+		if (r < 0) {
+			log_error("initial resync failed: %s", strerror(-r));
+			return r;
+		}
+	}
+	d->ctl.dirty = true;
+	write_status(d);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { .epfd = -1, .sigfd = -1, .resize_tfd = -1, .uevent_fd = -1,
+			    .lock = { .state_fd = -1, .pin_fd = -1 } };
+	int r;
+
+	r = config_load(argc, argv, &d.cfg);
+	if (r)
+		return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	log_max_level = d.cfg.log_level;
+	r = start(&d);
+	if (r == 0) {
+		sd_notify(0, "READY=1\nSTATUS=placing containers");
+		r = loop(&d);
+		sd_notify(0, "STOPPING=1");
+		log_info("stopping; placements stay as they are");
+	}
+	if (d.ctl_ready)
+		controller_fini(&d.ctl);
+	bpf_telemetry_free(d.tel);
+	export_textfile_free(d.prom);
+	bpf_events_free(d.bpf);
+	topo_free(d.topo);
+	cgfs_free(d.cg);
+	instance_lock_release(&d.lock);
+	if (d.epfd >= 0)
+		close(d.epfd);
+	if (d.sigfd >= 0)
+		close(d.sigfd);
+	if (d.resize_tfd >= 0)
+		close(d.resize_tfd);
+	if (d.uevent_fd >= 0)
+		close(d.uevent_fd);
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

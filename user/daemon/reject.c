@@ -1,0 +1,174 @@
+/*
+ * Writes the reason of a rejection into the container's termination
+ * message file (see reject.h).
+ *
+ * host_path comes from the pod's config.json, so it is untrusted: it must
+ * name an existing regular file strictly under the kubelet pods directory,
+ * reached without following any symlink. The check is done by the kernel
+ * (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS from a pods_dir fd), not by
+ * string games, so a symlink swapped in after our checks is still refused.
+ * pods_dir's own last component must not be a symlink either (O_NOFOLLOW):
+ * a node that symlinks the pods directory itself must configure the real
+ * path (symlinks higher up, such as /var/lib -> /data, are followed).
+ * Needs Linux >= 5.6 for openat2; older kernels get -ENOSYS, never a
+ * weaker fallback.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "user/base/log.h"
+#include "reject.h"
+
+/* Length of dir without trailing slashes ("/" gives 0). */
+static size_t trimmed_len(const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 0 && dir[n - 1] == '/')
+		n--;
+	return n;
+}
+
+/* True when a component of the relative path rel is "..". */
+static bool has_dotdot(const char *rel)
+{
+	for (const char *p = rel; *p;) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return true;
+		p += n;
+		p += strspn(p, "/");
+	}
+	return false;
+}
+
+/*
+ * The part of host_path below pods_dir, without leading slashes.
+ * Returns 0 and *ret (points into host_path), or -EPERM when host_path is
+ * not strictly under pods_dir or climbs with "..".
+ */
+static int relative_to(const char *pods_dir, const char *host_path, const char **ret)
+{
+	size_t plen = trimmed_len(pods_dir);
+	const char *rel;
+
+	if (pods_dir[0] != '/' || host_path[0] != '/')
+		return -EPERM;
+	if (strncmp(host_path, pods_dir, plen) != 0 || host_path[plen] != '/')
+		return -EPERM;
+	rel = host_path + plen;
+	rel += strspn(rel, "/");
+	if (!*rel || has_dotdot(rel))
+		return -EPERM;
+	*ret = rel;
+	return 0;
+}
+
+/* Writes all of buf. Returns 0 or -errno (-EIO when nothing moves). */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Opens rel beneath dirfd for writing, refusing symlinks anywhere.
+ * O_NONBLOCK so that a FIFO cannot block us; no O_TRUNC here, so that
+ * nothing is changed before the file type is checked.
+ */
+static int open_beneath(int dirfd, const char *rel)
+{
+	struct open_how how = {
+		.flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd, tries = 0;
+
+	/* EAGAIN: the kernel saw a rename race; retry a few times only. */
+	do
+		fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+	while (fd < 0 && errno == EAGAIN && ++tries < 8);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Checks that fd is a plain, singly linked regular file, then empties it.
+ * A hard link would let a file elsewhere on the same filesystem be
+ * reached from under pods_dir; kubelet's files always have one link.
+ */
+static int check_and_truncate(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+		return -EINVAL;
+	if (ftruncate(fd, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int reject_write_message(const char *pods_dir, const char *host_path, const char *msg)
+{
+	const char *rel;
+	int dirfd, fd, r;
+
+	if (strlen(host_path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	r = relative_to(pods_dir, host_path, &rel);
+	if (r < 0) {
+		log_debug("reject: %s is not under %s", host_path, pods_dir);
+		return r;
+	}
+	dirfd = open(pods_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		return -errno;
+	fd = open_beneath(dirfd, rel);
+	close(dirfd);
+	if (fd < 0) {
+		log_debug("reject: open %s: %s", host_path, strerror(-fd));
+		return fd;
+	}
+	r = check_and_truncate(fd);
+	if (r == 0) {
+		/* kubelet shows the file as the container's message: one line
+		 * (an escape is at most 4 bytes per byte). */
+		size_t size = 4 * strlen(msg) + 1;
+		char *line = malloc(size);
+
+		if (line) {
+			log_escape(msg, line, size);
+			r = write_all(fd, line, strlen(line));
+			free(line);
+		} else {
+			r = -ENOMEM;
+		}
+	}
+	if (r == 0)
+		r = write_all(fd, "\n", 1);
+	if (close(fd) < 0 && r == 0 && errno != EINTR)
+		r = -errno;
+	if (r < 0)
+		log_debug("reject: write %s: %s", host_path, strerror(-r));
+	return r;
+}

@@ -1,0 +1,339 @@
+/*
+ * The Prometheus textfile export (export_textfile.h): controller ->
+ * export_view -> export_prom_render -> files_write_atomic.
+ *
+ * The view borrows the controller's strings; it lives only for one
+ * render. Containers are sorted (namespace, pod, container, id) so that
+ * two files of the same state are the same text.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "user/daemon/controller.h"
+#include "export_prom.h"
+#include "export_textfile.h"
+#include "user/base/files.h"
+#include "user/base/strmap.h"
+#include "user/base/log.h"
+#include "user/base/strmap.h"
+
+struct export_textfile {
+	char dir[PATH_MAX], name[NAME_MAX + 1];
+	unsigned interval_s;
+	uint64_t next_us;		/* CLOCK_MONOTONIC of the next periodic write */
+	bool written;			/* at least one attempt made */
+	int last_err;			/* of the last write; logged once */
+	double last_sync_s;
+	uint64_t seen_events, seen_resyncs, seen_write_errors;
+	export_telemetry_read_fn read;
+	export_telemetry_free_fn free_fn;
+	void *ctx;
+};
+
+static uint64_t clock_us(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int export_textfile_new(const char *path, unsigned interval_s, struct export_textfile **ret)
+{
+	const char *slash = strrchr(path, '/');
+	struct export_textfile *e;
+	int r;
+
+	*ret = NULL;
+	if (!path[0])
+		return 0;
+	if (!slash || !slash[1] || strlen(slash + 1) > NAME_MAX || (size_t)(slash - path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	/* "/x.prom" lives in "/" */
+	snprintf(e->dir, sizeof(e->dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	snprintf(e->name, sizeof(e->name), "%s", slash + 1);
+	e->interval_s = interval_s ? interval_s : 1;
+	r = files_mkdir_p(e->dir, 0755);
+	if (r < 0)
+		log_warn("cannot create %s for the Prometheus textfile: %s; will retry",
+			 e->dir, strerror(-r));
+	*ret = e;
+	return 0;
+}
+
+void export_textfile_free(struct export_textfile *e)
+{
+	free(e);
+}
+
+void export_textfile_set_telemetry(struct export_textfile *e, export_telemetry_read_fn read,
+				   export_telemetry_free_fn free_fn, void *ctx)
+{
+	if (!e)
+		return;
+	e->read = read;
+	e->free_fn = free_fn;
+	e->ctx = ctx;
+}
+
+/* "Last sync": the last loop turn that handled events or a resync and
+ * saw no new cgroup write error. */
+static void track_sync(struct export_textfile *e, const struct controller *c)
+{
+	if (c->n.events != e->seen_events || c->n.resyncs != e->seen_resyncs) {
+		if (c->n.cgroup_write_errors == e->seen_write_errors)
+			e->last_sync_s = (double)clock_us(CLOCK_REALTIME) / 1e6;
+		e->seen_events = c->n.events;
+		e->seen_resyncs = c->n.resyncs;
+	}
+	e->seen_write_errors = c->n.cgroup_write_errors;
+}
+
+/* --- controller -> view --- */
+
+static int cmp_ct(const void *a, const void *b)
+{
+	const struct export_container *x = a, *y = b;
+	int r = strcmp(x->namespace_, y->namespace_);
+
+	if (!r)
+		r = strcmp(x->pod, y->pod);
+	if (!r)
+		r = strcmp(x->container, y->container);
+	return r ? r : strcmp(x->container_id, y->container_id);
+}
+
+static void fill_container(const struct controller *c, const struct container *ct,
+			   struct export_container *ret)
+{
+	const struct policy_entry *pe = policy_lookup(c->policy, ct->info.container_id);
+
+	*ret = (struct export_container){
+		.namespace_ = ct->meta.namespace_,
+		.pod = ct->meta.pod_name,
+		/* kubelet's (and cAdvisor's) name for the sandbox */
+		.container = ct->meta.sandbox ? "POD" : ct->meta.container_name,
+		.container_id = ct->info.container_id,
+		.kind = policy_kind_name(ct->d.kind),
+		.qos = cgfs_qos_name(ct->info.qos),
+		.qos_class = pe ? policy_qos_name(pe->qos) : "",
+		.cpus = ct->d.cpus,
+		.mems = ct->d.mems,
+		.exclusive = ct->d.kind == CPUSETD_KIND_INTEGER || ct->d.kind == CPUSETD_KIND_ANNOTATED,
+		.cgroup_id = ct->cgroup_id,
+		.error = ct->d.err ? policy_error_name(ct->d.err) : NULL,
+		.error_action = ct->d.reject ? "rejected" : "shared",
+	};
+}
+
+/* The containers, sorted; *ret is malloc'ed (NULL when there are none). */
+static int gather_containers(const struct controller *c, struct export_container **ret, size_t *ret_n)
+{
+	struct export_container *list = NULL;
+	size_t n = 0, cap = 0, it = 0;
+	const char *k;
+	void *v;
+
+	while (strmap_next(c->by_path, &it, &k, &v)) {
+		if (n == cap) {
+			struct export_container *l;
+
+			cap = cap ? cap * 2 : 64;
+			l = realloc(list, cap * sizeof(*l));
+			if (!l) {
+				free(list);
+				return -ENOMEM;
+			}
+			list = l;
+		}
+		fill_container(c, v, &list[n++]);
+	}
+	if (n)
+		qsort(list, n, sizeof(*list), cmp_ct);
+	*ret = list;
+	*ret_n = n;
+	return 0;
+}
+
+static const char *mode_name(enum cgfs_mode m)
+{
+	return m == CGFS_MODE_V2 ? "v2" : m == CGFS_MODE_HYBRID ? "hybrid" : "v1";
+}
+
+/* Everything but the containers and the telemetry. */
+static void fill_view(const struct export_textfile *e, const struct controller *c,
+		      const char **reasons, struct export_view *v)
+{
+	const struct controller_counters *n = &c->n;
+
+	*v = (struct export_view){
+		.version = CPUSETD_VERSION,
+		.cgroup_mode = mode_name(cgfs_mounts(c->cg)->mode),
+		.bpf_attach = c->bpf ? bpf_events_attach_mode(c->bpf) : "none",
+		.online = c->topo->online,
+		/* index 0 is POLICY_OK: not a reason */
+		.error_reasons = reasons + 1,
+		.error_counts = n->admission_errors + 1,
+		.n_error_reasons = POLICY_ERR__COUNT - 1,
+		.n = { .events = n->events, .events_lost = n->events_lost,
+		       .resyncs = n->resyncs, .resync_failures = n->resync_failures,
+		       .resizes = n->resizes,
+		       .cgroup_writes = n->cgroup_writes,
+		       .cgroup_write_errors = n->cgroup_write_errors,
+		       .exec_reapplied = n->exec_reapplied, .rejected = n->rejected,
+		       .inplace_resizes = n->inplace_resizes,
+		       .inplace_resizes_refused = n->inplace_resizes_refused,
+		       .hotplug_changes = n->hotplug_changes,
+		       .hotplug_replacements = n->hotplug_replacements,
+		       .hotplug_shortfalls = n->hotplug_shortfalls,
+		       .events_stale = n->events_stale, .exited_released = n->exited_released,
+		       .foreign_restores = n->foreign_restores,
+		       .write_conflicts = n->write_conflicts },
+		.convergence = { .n = CONTROLLER_CONV_BUCKETS, .le_ns = controller_conv_le_ns,
+				 .bucket = n->conv_hist, .sum_ns = n->conv_sum_ns },
+		.last_sync_s = e->last_sync_s,
+		.update_s = (double)clock_us(CLOCK_REALTIME) / 1e6,
+	};
+	for (unsigned i = 0; i < POLICY_ERR__COUNT; i++)
+		reasons[i] = policy_error_name((enum policy_error)i);
+	policy_shared_pool(c->policy, &v->shared_pool);
+	policy_be_pool(c->policy, &v->be_pool);
+	policy_reserved(c->policy, &v->reserved);
+}
+
+/* CPU ids the snapshot must cover: up to the highest present one. */
+static unsigned n_cpus_of(const struct controller *c)
+{
+	int cpu, last = -1;
+
+	cpumask_for_each(cpu, &c->topo->present)
+		last = cpu;
+	return (unsigned)(last + 1);
+}
+
+/* The pod errors in name order, and the foreign writers, as the view
+ * wants them (arrays the caller frees). 0 or -ENOMEM. */
+static int gather_extras(const struct controller *c, struct export_view *v,
+			 const struct pod_error ***ret_errs, struct export_writer **ret_w)
+{
+	size_t ne = pod_errors_count(c->errors), nw = strmap_count(c->writers), i = 0;
+	const struct pod_error **errs = calloc(ne + 1, sizeof(*errs));
+	struct export_writer *w = calloc(nw + 1, sizeof(*w));
+	const struct pod_error *e;
+	const char *k;
+	void *val;
+
+	if (!errs || !w) {
+		free(errs);
+		free(w);
+		return -ENOMEM;
+	}
+	while (i < ne && (e = pod_errors_next(c->errors, &i)))
+		errs[i - 1] = e;
+	v->pod_errors = errs;
+	v->n_pod_errors = i;
+	i = 0;
+	for (size_t it = 0; i < nw && strmap_next(c->writers, &it, &k, &val); i++)
+		w[i] = (struct export_writer){ .comm = ((struct writer_count *)val)->comm,
+					       .writes = ((struct writer_count *)val)->writes };
+	v->writers = w;
+	v->n_writers = i;
+	*ret_errs = errs;
+	*ret_w = w;
+	return 0;
+}
+
+/* Renders c (and the telemetry, if any) into *ret_text / *ret_len. */
+static int render(const struct export_textfile *e, const struct controller *c,
+		  char **ret_text, size_t *ret_len)
+{
+	const char *reasons[POLICY_ERR__COUNT];
+	struct telemetry_snapshot snap = { 0 };
+	struct export_container *cts = NULL;
+	const struct pod_error **errs = NULL;
+	struct export_writer *writers = NULL;
+	struct export_view v;
+	bool have_snap = false;
+	int r;
+
+	fill_view(e, c, reasons, &v);
+	r = gather_containers(c, &cts, &v.n_containers);
+	if (r == 0)
+		r = gather_extras(c, &v, &errs, &writers);
+	if (r < 0) {
+		free(cts);
+		return r;
+	}
+	v.containers = cts;
+	if (e->read) {
+		r = e->read(e->ctx, n_cpus_of(c), &snap);
+		have_snap = r == 0;
+		if (r < 0)
+			log_debug("telemetry snapshot: %s; exporting without it", strerror(-r));
+	}
+	v.telemetry = have_snap ? &snap : NULL;
+	r = export_prom_render(&v, ret_text, ret_len);
+	if (have_snap && e->free_fn)
+		e->free_fn(&snap);
+	free(cts);
+	free(errs);
+	free(writers);
+	return r;
+}
+
+/* Renders and replaces the file; a missing directory is made again. */
+static int write_file(struct export_textfile *e, const struct controller *c)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	r = render(e, c, &text, &len);
+	if (r < 0)
+		return r;
+	r = files_write_atomic(e->dir, e->name, text, len, 0644);
+	if (r == -ENOENT && files_mkdir_p(e->dir, 0755) == 0)
+		r = files_write_atomic(e->dir, e->name, text, len, 0644);
+	free(text);
+	return r;
+}
+
+int export_textfile_tick(struct export_textfile *e, const struct controller *c)
+{
+	uint64_t now;
+	int r;
+
+	if (!e)
+		return 0;
+	track_sync(e, c);
+	now = clock_us(CLOCK_MONOTONIC);
+	if (e->written && !c->dirty && now < e->next_us)
+		return 0;
+	e->written = true;
+	e->next_us = now + (uint64_t)e->interval_s * 1000000ULL;
+	r = write_file(e, c);
+	if (r < 0 && r != e->last_err)
+		log_warn("cannot write the Prometheus textfile %s/%s: %s", e->dir, e->name,
+			 strerror(-r));
+	else if (r == 0 && e->last_err)
+		log_notice("Prometheus textfile %s/%s written again", e->dir, e->name);
+	e->last_err = r;
+	return r < 0 ? r : 1;
+}
+
+int export_textfile_timeout_ms(const struct export_textfile *e, int max_ms)
+{
+	uint64_t now, left_ms;
+
+	if (!e || !e->written)
+		return max_ms;
+	now = clock_us(CLOCK_MONOTONIC);
+	left_ms = now >= e->next_us ? 1 : (e->next_us - now + 999) / 1000;
+	return left_ms < (uint64_t)max_ms ? (int)left_ms : max_ms;
+}

@@ -1,0 +1,58 @@
+/*
+ * Per-container "decision" in status.json: the rule and the inputs behind
+ * a placement, so a person can be told why (cpusetctl explain) without
+ * rerunning the policy.
+ */
+#include <string.h>
+#include "user/daemon/controller.h"
+#include "status_detail.h"
+#include "user/topo/topology_json.h"
+
+static void add(json_object *o, const char *k, json_object *v)
+{
+	json_object_object_add(o, k, v);
+}
+
+static void ann(json_object *o, const char *key, bool given, const char *val)
+{
+	if (given && val && val[0])
+		add(o, key, json_object_new_string(val));
+}
+
+static json_object *annotations_obj(const struct pod_meta *m)
+{
+	json_object *o = json_object_new_object();
+	const struct pod_policy_ann *a = &m->pod;
+
+	ann(o, "weka.io/cores-ids", true, m->cores_ids);
+	ann(o, META_QOS_CLASS_ANNOTATION, true, a->qos_class);
+	ann(o, "resource-status.cpuset", a->has_status_cpuset, a->status_cpuset);
+	ann(o, "resource-spec.preferredCPUBindPolicy", true, a->bind_policy);
+	ann(o, "resource-spec.preferredCPUExclusivePolicy", true, a->exclusive_policy);
+	ann(o, META_PREFER_ISOLATED_ANNOTATION, true, a->prefer_isolated);
+	return o;
+}
+
+json_object *status_decision_obj(const struct controller *c, const struct container *ct)
+{
+	const struct policy_entry *e = policy_lookup(c->policy, ct->info.container_id);
+	bool excl = e && e->kind == CPUSETD_KIND_INTEGER && !ct->d.err;
+	json_object *o = json_object_new_object();
+	struct cpumask nodes;
+
+	if (!o)
+		return NULL;
+	if (topo_nodes_of(c->topo, &ct->d.cpus, &nodes) < 0)
+		cpumask_zero(&nodes);
+	add(o, "rule", json_object_new_string(e ? policy_rule_name(e->rule) : ""));
+	add(o, "cpu_quota_us", json_object_new_int64(ct->meta.has_cpu_limit ? ct->meta.quota_us : -1));
+	add(o, "cpu_period_us", json_object_new_int64(ct->meta.has_cpu_limit ?
+						      (int64_t)ct->meta.period_us : 0));
+	add(o, "n_cpus", json_object_new_int(excl ? (int)e->n_cpus : 0));
+	add(o, "exclusive_policy", json_object_new_string(
+		excl ? koord_excl_policy_name(e->exclusive_policy) : ""));
+	add(o, "pod_affinity", json_object_new_boolean(e && e->pod_affinity));
+	add(o, "numa_nodes", cpumask_json(&nodes));
+	add(o, "annotations", annotations_obj(&ct->meta));
+	return o;
+}
