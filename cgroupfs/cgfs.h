@@ -18,9 +18,14 @@
 #ifndef CPUSETD_CGFS_H
 #define CPUSETD_CGFS_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stdint.h>
 #include "user/base/cpumask.h"
+#include "user/base/qos.h"
 
 /* Longest cgroup path (relative, with leading '/') handled. */
 #define CGFS_PATH_MAX	CPUSETD_PATH_MAX
@@ -77,13 +82,6 @@ int cgfs_find_kubepods_root(struct cgfs *cg, char *ret, size_t len);
 
 /* --- path naming (pure; no I/O) --- */
 
-enum cgfs_qos {
-	CGFS_QOS_UNKNOWN = 0,
-	CGFS_QOS_GUARANTEED,
-	CGFS_QOS_BURSTABLE,
-	CGFS_QOS_BESTEFFORT,
-};
-
 enum cgfs_level {
 	CGFS_LEVEL_NONE = 0,	/* outside the root, or not a kubelet name */
 	CGFS_LEVEL_ROOT,	/* the kubepods root itself */
@@ -101,7 +99,7 @@ enum cgfs_runtime {
 
 struct cgfs_path_info {
 	enum cgfs_level level;
-	enum cgfs_qos qos;
+	enum pod_qos qos;
 	enum cgfs_runtime runtime;
 	bool systemd;			/* systemd driver naming */
 	char pod_uid[64];		/* with dashes, e.g. "1b4e28ba-2fa1-..." */
@@ -123,9 +121,6 @@ struct cgfs_path_info {
  * Returns 0 and fills *ret (level NONE included); -EINVAL for NULL/overlong.
  */
 int cgfs_parse_path(const char *root, const char *path, struct cgfs_path_info *ret);
-
-/* Name of a QoS class as Kubernetes spells it ("Guaranteed", ...). */
-const char *cgfs_qos_name(enum cgfs_qos qos);
 
 /* --- files --- */
 

@@ -5,6 +5,10 @@
 #ifndef CPUSETD_CGFS_INTERNAL_H
 #define CPUSETD_CGFS_INTERNAL_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <sys/types.h>
 #include "cgfs.h"

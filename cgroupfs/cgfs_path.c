@@ -124,13 +124,13 @@ static enum cgfs_level parse_cgroupfs(const struct comps *r, struct cgfs_path_in
 	int i = 0;
 
 	if (!strcmp(r->c[0], "burstable"))
-		info->qos = CGFS_QOS_BURSTABLE;
+		info->qos = POD_QOS_BURSTABLE;
 	else if (!strcmp(r->c[0], "besteffort"))
-		info->qos = CGFS_QOS_BESTEFFORT;
+		info->qos = POD_QOS_BESTEFFORT;
 	else
-		info->qos = CGFS_QOS_GUARANTEED;
+		info->qos = POD_QOS_GUARANTEED;
 
-	if (info->qos != CGFS_QOS_GUARANTEED) {
+	if (info->qos != POD_QOS_GUARANTEED) {
 		if (r->n == 1)
 			return CGFS_LEVEL_QOS;
 		i = 1;
@@ -146,13 +146,13 @@ static enum cgfs_level parse_cgroupfs(const struct comps *r, struct cgfs_path_in
 }
 
 /* A systemd QoS slice stem "<x>-burstable" / "<x>-besteffort" (x non-empty). */
-static enum cgfs_qos slice_qos(const char *stem, size_t len)
+static enum pod_qos slice_qos(const char *stem, size_t len)
 {
 	if (len > strlen("-burstable") && ends_with(stem, len, "-burstable"))
-		return CGFS_QOS_BURSTABLE;
+		return POD_QOS_BURSTABLE;
 	if (len > strlen("-besteffort") && ends_with(stem, len, "-besteffort"))
-		return CGFS_QOS_BESTEFFORT;
-	return CGFS_QOS_UNKNOWN;
+		return POD_QOS_BESTEFFORT;
+	return POD_QOS_UNKNOWN;
 }
 
 /* A systemd pod slice "<parent>-pod<uid_>.slice". With parent NULL (pod
@@ -170,7 +170,7 @@ static bool parse_pod_slice(const char *name, const char *parent, size_t parent_
 	if (parent) {
 		if ((size_t)(pod - name) != parent_len || strncmp(name, parent, parent_len))
 			return false;
-	} else if (slice_qos(name, (size_t)(pod - name)) != CGFS_QOS_UNKNOWN)
+	} else if (slice_qos(name, (size_t)(pod - name)) != POD_QOS_UNKNOWN)
 		return false;
 	pod += strlen("-pod");
 	return copy_uid(pod, len - (size_t)(pod - name), '_', info->pod_uid);
@@ -186,13 +186,13 @@ static enum cgfs_level parse_systemd(const struct comps *r, struct cgfs_path_inf
 	info->systemd = true;
 	qos_len = strlen(r->c[0]) - strlen(".slice");
 	info->qos = slice_qos(r->c[0], qos_len);
-	if (info->qos != CGFS_QOS_UNKNOWN) {
+	if (info->qos != POD_QOS_UNKNOWN) {
 		if (r->n == 1)
 			return CGFS_LEVEL_QOS;
 		qos_stem = r->c[0];
 		i = 1;
 	} else
-		info->qos = CGFS_QOS_GUARANTEED;
+		info->qos = POD_QOS_GUARANTEED;
 
 	if (!ends_with(r->c[i], strlen(r->c[i]), ".slice") ||
 	    !parse_pod_slice(r->c[i], qos_stem, qos_len, info))
@@ -257,18 +257,4 @@ int cgfs_parse_path(const char *root, const char *path, struct cgfs_path_info *r
 		info = (struct cgfs_path_info){ .level = CGFS_LEVEL_NONE };
 	*ret = info;
 	return 0;
-}
-
-const char *cgfs_qos_name(enum cgfs_qos qos)
-{
-	switch (qos) {
-	case CGFS_QOS_GUARANTEED:
-		return "Guaranteed";
-	case CGFS_QOS_BURSTABLE:
-		return "Burstable";
-	case CGFS_QOS_BESTEFFORT:
-		return "BestEffort";
-	default:
-		return "Unknown";
-	}
 }

@@ -44,6 +44,10 @@
 #ifndef CPUSETD_CGFS_PLAN_H
 #define CPUSETD_CGFS_PLAN_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include "user/base/cpumask.h"

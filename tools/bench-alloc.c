@@ -117,7 +117,7 @@ static struct policy *pol_koord, *pol_kube;
 static int admit_release(struct policy *p, unsigned n)
 {
 	struct policy_request req = { .container_id = "bench", .pod_uid = "pod", .name = "bench",
-				      .qos = CGFS_QOS_GUARANTEED, .quota_us = n * 100000,
+				      .qos = POD_QOS_GUARANTEED, .quota_us = n * 100000,
 				      .period_us = 100000 };
 	struct policy_decision d;
 	int r = policy_admit(p, &req, &d);
@@ -171,7 +171,7 @@ static struct policy *mk_policy(bool kubelet)
 	for (unsigned core = 0; core < NCPU / THREADS; core += 3) {
 		char cores[16];
 		struct policy_request r = { .container_id = id, .name = id, .pod_uid = id,
-					    .cores_ids = cores, .qos = CGFS_QOS_BURSTABLE,
+					    .cores_ids = cores, .qos = POD_QOS_BURSTABLE,
 					    .quota_us = -1 };
 		struct policy_decision d;
 

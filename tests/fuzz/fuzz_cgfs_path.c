@@ -40,7 +40,7 @@ static void check_info(const char *path, const struct cgfs_path_info *in)
 	size_t n;
 
 	FUZZ_CHECK(in->level >= CGFS_LEVEL_NONE && in->level <= CGFS_LEVEL_CONTAINER);
-	FUZZ_CHECK(in->qos >= CGFS_QOS_UNKNOWN && in->qos <= CGFS_QOS_BESTEFFORT);
+	FUZZ_CHECK(in->qos >= POD_QOS_UNKNOWN && in->qos <= POD_QOS_BESTEFFORT);
 	FUZZ_CHECK(in->runtime >= CGFS_RT_PLAIN && in->runtime <= CGFS_RT_DOCKER);
 	FUZZ_CHECK_STR(in->pod_uid);
 	FUZZ_CHECK_STR(in->container_id);
@@ -49,7 +49,7 @@ static void check_info(const char *path, const struct cgfs_path_info *in)
 		return;
 	}
 	if (in->level >= CGFS_LEVEL_QOS)
-		FUZZ_CHECK(in->qos != CGFS_QOS_UNKNOWN);
+		FUZZ_CHECK(in->qos != POD_QOS_UNKNOWN);
 	if (in->level < CGFS_LEVEL_POD) {
 		FUZZ_CHECK(!in->pod_uid[0] && !in->container_id[0]);
 		return;

@@ -29,15 +29,15 @@
 #define QOS	CGFS_LEVEL_QOS
 #define POD	CGFS_LEVEL_POD
 #define CTR	CGFS_LEVEL_CONTAINER
-#define GU	CGFS_QOS_GUARANTEED
-#define BU	CGFS_QOS_BURSTABLE
-#define BE	CGFS_QOS_BESTEFFORT
-#define UNK	CGFS_QOS_UNKNOWN
+#define GU	POD_QOS_GUARANTEED
+#define BU	POD_QOS_BURSTABLE
+#define BE	POD_QOS_BESTEFFORT
+#define UNK	POD_QOS_UNKNOWN
 
 struct path_case {
 	const char *root, *path;
 	enum cgfs_level level;
-	enum cgfs_qos qos;
+	enum pod_qos qos;
 	enum cgfs_runtime rt;
 	bool systemd;
 	const char *uid, *cid;
@@ -191,10 +191,10 @@ static void test_parse_path_errors(void **state)
 static void test_qos_name(void **state)
 {
 	(void)state;
-	assert_string_equal(cgfs_qos_name(CGFS_QOS_GUARANTEED), "Guaranteed");
-	assert_string_equal(cgfs_qos_name(CGFS_QOS_BURSTABLE), "Burstable");
-	assert_string_equal(cgfs_qos_name(CGFS_QOS_BESTEFFORT), "BestEffort");
-	assert_string_equal(cgfs_qos_name(CGFS_QOS_UNKNOWN), "Unknown");
+	assert_string_equal(pod_qos_name(POD_QOS_GUARANTEED), "Guaranteed");
+	assert_string_equal(pod_qos_name(POD_QOS_BURSTABLE), "Burstable");
+	assert_string_equal(pod_qos_name(POD_QOS_BESTEFFORT), "BestEffort");
+	assert_string_equal(pod_qos_name(POD_QOS_UNKNOWN), "Unknown");
 }
 
 /* ------------------------------------------------------------ detection */

@@ -64,21 +64,21 @@ static void fx_free(struct fixture *f)
 static struct policy_request integer(const char *id, int ncpu)
 {
 	return (struct policy_request){ .container_id = id, .pod_uid = id, .name = id,
-					.qos = CGFS_QOS_GUARANTEED,
+					.qos = POD_QOS_GUARANTEED,
 					.quota_us = ncpu * 100000, .period_us = 100000 };
 }
 
 static struct policy_request annotated(const char *id, const char *cores)
 {
 	return (struct policy_request){ .container_id = id, .pod_uid = id, .name = id,
-					.qos = CGFS_QOS_BURSTABLE, .cores_ids = cores,
+					.qos = POD_QOS_BURSTABLE, .cores_ids = cores,
 					.quota_us = -1, .period_us = 100000 };
 }
 
 static struct policy_request shared(const char *id)
 {
 	return (struct policy_request){ .container_id = id, .pod_uid = id, .name = id,
-					.qos = CGFS_QOS_BURSTABLE, .quota_us = 50000,
+					.qos = POD_QOS_BURSTABLE, .quota_us = 50000,
 					.period_us = 100000 };
 }
 
@@ -104,24 +104,24 @@ static void test_classify(void **state)
 	const struct classify_case cases[] = {
 		{ "guaranteed integer", integer("a", 2), CPUSETD_KIND_INTEGER, 2 },
 		{ "guaranteed fractional",
-		  { .container_id = "b", .qos = CGFS_QOS_GUARANTEED, .quota_us = 150000,
+		  { .container_id = "b", .qos = POD_QOS_GUARANTEED, .quota_us = 150000,
 		    .period_us = 100000 }, CPUSETD_KIND_SHARED, 0 },
 		{ "guaranteed unlimited",
-		  { .container_id = "c", .qos = CGFS_QOS_GUARANTEED, .quota_us = -1,
+		  { .container_id = "c", .qos = POD_QOS_GUARANTEED, .quota_us = -1,
 		    .period_us = 100000 }, CPUSETD_KIND_SHARED, 0 },
 		{ "burstable integer quota",
-		  { .container_id = "d", .qos = CGFS_QOS_BURSTABLE, .quota_us = 200000,
+		  { .container_id = "d", .qos = POD_QOS_BURSTABLE, .quota_us = 200000,
 		    .period_us = 100000 }, CPUSETD_KIND_SHARED, 0 },
-		{ "besteffort", { .container_id = "e", .qos = CGFS_QOS_BESTEFFORT, .quota_us = -1 },
+		{ "besteffort", { .container_id = "e", .qos = POD_QOS_BESTEFFORT, .quota_us = -1 },
 		  CPUSETD_KIND_SHARED, 0 },
 		{ "annotated", annotated("f", "3"), CPUSETD_KIND_ANNOTATED, 1 },
 		{ "sandbox of annotated pod",
 		  { .container_id = "g", .sandbox = true, .cores_ids = "3",
-		    .qos = CGFS_QOS_BURSTABLE }, CPUSETD_KIND_SHARED, 0 },
+		    .qos = POD_QOS_BURSTABLE }, CPUSETD_KIND_SHARED, 0 },
 		{ "sandbox of integer pod",
-		  { .container_id = "h", .sandbox = true, .qos = CGFS_QOS_GUARANTEED,
+		  { .container_id = "h", .sandbox = true, .qos = POD_QOS_GUARANTEED,
 		    .quota_us = 100000, .period_us = 100000 }, CPUSETD_KIND_SHARED, 0 },
-		{ "odd period", { .container_id = "i", .qos = CGFS_QOS_GUARANTEED,
+		{ "odd period", { .container_id = "i", .qos = POD_QOS_GUARANTEED,
 				  .quota_us = 150000, .period_us = 50000 },
 		  CPUSETD_KIND_INTEGER, 3 },
 	};
@@ -351,7 +351,7 @@ static void test_sandbox_never_rejected(void **state)
 	struct fixture f = fx(1, 1, 1, POLICY_ON_ERROR_REJECT);
 	struct policy_request a = annotated("a", "0");
 	struct policy_request sb = { .container_id = "sb", .sandbox = true,
-				     .qos = CGFS_QOS_BURSTABLE };
+				     .qos = POD_QOS_BURSTABLE };
 	struct policy_decision d;
 
 	(void)state;

@@ -152,14 +152,14 @@ static struct policy_decision admit(struct policy *p, struct policy_request req)
 static struct policy_request integer(const char *id, unsigned n)
 {
 	return (struct policy_request){ .container_id = id, .pod_uid = id, .name = id,
-					.qos = CGFS_QOS_GUARANTEED, .quota_us = n * 100000,
+					.qos = POD_QOS_GUARANTEED, .quota_us = n * 100000,
 					.period_us = 100000 };
 }
 
 static struct policy_request annotated(const char *id, const char *cores)
 {
 	return (struct policy_request){ .container_id = id, .pod_uid = id, .name = id,
-					.qos = CGFS_QOS_BURSTABLE, .cores_ids = cores,
+					.qos = POD_QOS_BURSTABLE, .cores_ids = cores,
 					.quota_us = -1 };
 }
 
@@ -438,7 +438,7 @@ static void test_recover_running(void **state)
 	assert_int_equal(d[1].err, POLICY_OK);
 	/* A new pod listing an offline CPU is still an admission error. */
 	assert_int_equal(policy_admit(f.p, &(struct policy_request){ .container_id = "new",
-			 .name = "new", .cores_ids = "11-12", .qos = CGFS_QOS_BURSTABLE,
+			 .name = "new", .cores_ids = "11-12", .qos = POD_QOS_BURSTABLE,
 			 .quota_us = -1 }, &late), -ENXIO);
 	assert_int_equal(late.err, POLICY_ERR_CPU_OFFLINE);
 	assert_true(late.reject);

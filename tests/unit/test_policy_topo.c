@@ -54,7 +54,7 @@ static struct policy_request integer(const char *id, const char *pod, unsigned n
 				     const struct pod_policy_ann *ann)
 {
 	return (struct policy_request){ .container_id = id, .pod_uid = pod, .name = id,
-					.qos = CGFS_QOS_GUARANTEED, .quota_us = n * 100000,
+					.qos = POD_QOS_GUARANTEED, .quota_us = n * 100000,
 					.period_us = 100000, .pod = ann };
 }
 
@@ -231,7 +231,7 @@ static void test_alignment(void **state)
 	for (unsigned n = 2; n < 8; n++) {
 		char cores[8], id[8];
 		struct policy_request r = { .container_id = id, .name = id, .pod_uid = id,
-					    .cores_ids = cores, .qos = CGFS_QOS_BURSTABLE,
+					    .cores_ids = cores, .qos = POD_QOS_BURSTABLE,
 					    .quota_us = -1 };
 
 		snprintf(id, sizeof(id), "an%u", n);
@@ -259,7 +259,7 @@ static void pod_scope_run(bool pod_scope, int *ret_node1, int *ret_node2)
 	struct policy_config c = base_cfg();
 	struct policy_request r1 = integer("c1", "podA", 2, NULL), r2 = integer("c2", "podA", 6, NULL);
 	struct policy_request fill = { .container_id = "fill", .name = "fill", .pod_uid = "fill",
-				       .cores_ids = "0-5", .qos = CGFS_QOS_BURSTABLE,
+				       .cores_ids = "0-5", .qos = POD_QOS_BURSTABLE,
 				       .quota_us = -1 };
 	struct policy_decision d1, d2;
 	struct policy *p;
@@ -501,7 +501,7 @@ static void test_be_pool_and_lsr(void **state)
 	struct pod_policy_ann lsr = { .qos_class = "LSR" }, be = { .qos_class = "BE" };
 	struct policy_config c = base_cfg();
 	struct policy_request ber = { .container_id = "be", .name = "be", .pod_uid = "pbe",
-				      .qos = CGFS_QOS_BESTEFFORT, .quota_us = -1, .pod = &be };
+				      .qos = POD_QOS_BESTEFFORT, .quota_us = -1, .pod = &be };
 	struct policy_decision a, b, e;
 	struct cpumask shared, bep;
 	struct policy *p;
@@ -540,7 +540,7 @@ static void test_scheduled(void **state)
 	struct pod_policy_ann s4 = { .has_status_cpuset = true, .status_cpuset = "60-70" };
 	struct pod_policy_ann s5 = { .has_status_cpuset = true, .status_cpuset = "1-" };
 	struct policy_request pin = { .container_id = "pin", .name = "pin", .pod_uid = "pin",
-				      .cores_ids = "20", .qos = CGFS_QOS_BURSTABLE, .quota_us = -1 };
+				      .cores_ids = "20", .qos = POD_QOS_BURSTABLE, .quota_us = -1 };
 	struct policy_config c = base_cfg();
 	struct policy *p = mk(&c);
 	struct policy_decision d;
@@ -903,8 +903,8 @@ static void test_rules(void **state)
 		{ { .container_id = "be", .pod = &be, .quota_us = -1 }, "qos_class" },
 		{ { .container_id = "ls", .pod = &ls, .quota_us = -1 }, "qos_class" },
 		{ integer("in", "pi", 2, NULL), "integer" },
-		{ { .container_id = "bu", .qos = CGFS_QOS_BURSTABLE, .quota_us = -1 }, "default_shared" },
-		{ { .container_id = "bp", .qos = CGFS_QOS_BESTEFFORT, .quota_us = -1 }, "besteffort_pool" },
+		{ { .container_id = "bu", .qos = POD_QOS_BURSTABLE, .quota_us = -1 }, "default_shared" },
+		{ { .container_id = "bp", .qos = POD_QOS_BESTEFFORT, .quota_us = -1 }, "besteffort_pool" },
 		{ { .container_id = "bad", .pod = &lse, .quota_us = -1 }, "invalid_annotation" },
 	};
 	struct policy_decision d;

@@ -17,6 +17,10 @@
 #ifndef CPUSETD_ALLOC_TOPO_H
 #define CPUSETD_ALLOC_TOPO_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdint.h>
 #include "user/base/cpumask.h"
 #include "user/topo/topology.h"

@@ -18,6 +18,10 @@
 #ifndef CPUSETD_KOORD_ALLOC_H
 #define CPUSETD_KOORD_ALLOC_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 #include "alloc_topo.h"

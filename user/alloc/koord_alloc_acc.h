@@ -7,6 +7,10 @@
 #ifndef CPUSETD_KOORD_ALLOC_ACC_H
 #define CPUSETD_KOORD_ALLOC_ACC_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include "koord_alloc.h"
 

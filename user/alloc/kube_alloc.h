@@ -22,6 +22,10 @@
 #ifndef CPUSETD_KUBE_ALLOC_H
 #define CPUSETD_KUBE_ALLOC_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -29,6 +29,10 @@
 #ifndef CPUSETD_NUMA_ALIGN_H
 #define CPUSETD_NUMA_ALIGN_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -9,6 +9,10 @@
 #ifndef CPUSETD_CPUMASK_H
 #define CPUSETD_CPUMASK_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -24,6 +24,10 @@
 #ifndef CPUSETD_FILES_H
 #define CPUSETD_FILES_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stddef.h>
 #include <sys/types.h>
 

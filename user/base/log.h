@@ -6,6 +6,10 @@
 #ifndef CPUSETD_LOG_H
 #define CPUSETD_LOG_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <syslog.h>
 
 /* Messages above this syslog level (LOG_ERR..LOG_DEBUG) are dropped. */

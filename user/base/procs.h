@@ -7,6 +7,10 @@
 #ifndef CPUSETD_PROCS_H
 #define CPUSETD_PROCS_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -5,6 +5,10 @@
 #ifndef CPUSETD_STRMAP_H
 #define CPUSETD_STRMAP_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stddef.h>
 
 struct strmap;

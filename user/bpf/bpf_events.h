@@ -18,6 +18,10 @@
 #ifndef CPUSETD_BPF_EVENTS_H
 #define CPUSETD_BPF_EVENTS_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <linux/types.h>

@@ -9,6 +9,10 @@
 #ifndef CPUSETD_BPF_LOAD_H
 #define CPUSETD_BPF_LOAD_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <bpf/libbpf.h>

@@ -14,6 +14,10 @@
 #ifndef CPUSETD_CONFIG_H
 #define CPUSETD_CONFIG_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <limits.h>
 #include <stdbool.h>
 #include "user/meta/kubelet_state.h"

@@ -213,7 +213,7 @@ static unsigned pod_cpus(const struct controller *c, const struct container *ct)
 	int64_t quota;
 	uint64_t period;
 
-	if (!c->cfg->policy.alloc.pod_scope || ct->info.qos != CGFS_QOS_GUARANTEED)
+	if (!c->cfg->policy.alloc.pod_scope || ct->info.qos != POD_QOS_GUARANTEED)
 		return 0;
 	snprintf(pod, sizeof(pod), "%s", ct->path);
 	slash = strrchr(pod, '/');
@@ -1099,7 +1099,7 @@ static int check_resize(struct controller *c, struct container *ct)
 	bool was_limited = ct->meta.has_cpu_limit;
 	int r;
 
-	if (ct->meta.sandbox || ct->info.qos != CGFS_QOS_GUARANTEED || ct->killed ||
+	if (ct->meta.sandbox || ct->info.qos != POD_QOS_GUARANTEED || ct->killed ||
 	    !container_live(ct) ||
 	    ct->d.err || ct->d.kind == CPUSETD_KIND_ANNOTATED ||
 	    cgfs_read_cpu_quota(c->cg, ct->path, &quota, &period) < 0 || quota <= 0 || !period)

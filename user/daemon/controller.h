@@ -10,6 +10,10 @@
 #ifndef CPUSETD_CONTROLLER_H
 #define CPUSETD_CONTROLLER_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stdint.h>
 #include "cgroupfs/cgfs.h"

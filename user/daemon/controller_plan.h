@@ -7,6 +7,10 @@
 #ifndef CPUSETD_CONTROLLER_PLAN_H
 #define CPUSETD_CONTROLLER_PLAN_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include "controller.h"
 

@@ -13,6 +13,10 @@
 #ifndef CPUSETD_INSTANCE_LOCK_H
 #define CPUSETD_INSTANCE_LOCK_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <sys/types.h>
 
 #define INSTANCE_LOCK_FILE	"cpusetd.lock"

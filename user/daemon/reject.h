@@ -9,6 +9,10 @@
 #ifndef CPUSETD_REJECT_H
 #define CPUSETD_REJECT_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 /*
  * Writes msg (log_escape'd: one line) plus a newline
  * into host_path, replacing its content.

@@ -33,6 +33,10 @@
 #ifndef CPUSETD_EXPORT_KOORD_H
 #define CPUSETD_EXPORT_KOORD_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>

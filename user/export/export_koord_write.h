@@ -2,6 +2,10 @@
 #ifndef CPUSETD_EXPORT_KOORD_WRITE_H
 #define CPUSETD_EXPORT_KOORD_WRITE_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 struct controller;
 
 /*

@@ -16,6 +16,10 @@
 #ifndef CPUSETD_EXPORT_PROM_H
 #define CPUSETD_EXPORT_PROM_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -121,7 +121,7 @@ static void fill_container(const struct controller *c, const struct container *c
 		.container = ct->meta.sandbox ? "POD" : ct->meta.container_name,
 		.container_id = ct->info.container_id,
 		.kind = policy_kind_name(ct->d.kind),
-		.qos = cgfs_qos_name(ct->info.qos),
+		.qos = pod_qos_name(ct->info.qos),
 		.qos_class = pe ? policy_qos_name(pe->qos) : "",
 		.cpus = ct->d.cpus,
 		.mems = ct->d.mems,

@@ -13,6 +13,10 @@
 #ifndef CPUSETD_EXPORT_TEXTFILE_H
 #define CPUSETD_EXPORT_TEXTFILE_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdint.h>
 #include "user/telemetry/telemetry.h"
 

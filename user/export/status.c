@@ -156,7 +156,7 @@ static json_object *container_obj(const struct controller *c, const struct conta
 	add(o, "container", json_object_new_string(ct->meta.container_name));
 	add(o, "pod_uid", json_object_new_string(ct->meta.pod_uid));
 	add(o, "sandbox", json_object_new_boolean(ct->meta.sandbox));
-	add(o, "qos", json_object_new_string(cgfs_qos_name(ct->info.qos)));
+	add(o, "qos", json_object_new_string(pod_qos_name(ct->info.qos)));
 	add(o, "kind", json_object_new_string(policy_kind_name(ct->d.kind)));
 	/* Effective Koordinator class ("" = none given and not exclusive). */
 	add(o, "qos_class", json_object_new_string(e ? policy_qos_name(e->qos) : ""));

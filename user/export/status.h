@@ -93,6 +93,10 @@
 #ifndef CPUSETD_STATUS_H
 #define CPUSETD_STATUS_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stdint.h>
 

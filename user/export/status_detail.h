@@ -5,6 +5,10 @@
 #ifndef CPUSETD_STATUS_DETAIL_H
 #define CPUSETD_STATUS_DETAIL_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <json-c/json.h>
 
 struct controller;

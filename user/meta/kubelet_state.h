@@ -14,6 +14,10 @@
 #ifndef CPUSETD_KUBELET_STATE_H
 #define CPUSETD_KUBELET_STATE_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include "user/base/cpumask.h"

@@ -41,6 +41,10 @@
 #ifndef CPUSETD_META_H
 #define CPUSETD_META_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>

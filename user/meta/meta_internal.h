@@ -4,6 +4,10 @@
 #ifndef CPUSETD_META_INTERNAL_H
 #define CPUSETD_META_INTERNAL_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stddef.h>
 #include <json-c/json.h>
 #include "meta.h"

@@ -12,6 +12,10 @@
 #ifndef CPUSETD_POD_ERRORS_H
 #define CPUSETD_POD_ERRORS_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -32,9 +32,13 @@
 #ifndef CPUSETD_POLICY_H
 #define CPUSETD_POLICY_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stdint.h>
-#include "cgroupfs/cgfs.h"
+#include "user/base/qos.h"
 #include "user/base/cpumask.h"
 #include "user/meta/meta.h"
 #include "policy_alloc.h"
@@ -102,7 +106,7 @@ struct policy_request {
 	const char *pod_uid;		/* may be "" */
 	const char *name;		/* "namespace/pod/container" for messages */
 	bool sandbox;			/* pause container: always shared */
-	enum cgfs_qos qos;
+	enum pod_qos qos;
 	const char *cores_ids;		/* weka.io/cores-ids value, or NULL */
 	/* The bundle or a known annotation is malformed (meta.h): refused
 	 * as invalid_bundle / invalid_annotation with invalid_why. */

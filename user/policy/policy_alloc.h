@@ -15,6 +15,10 @@
 #ifndef CPUSETD_POLICY_ALLOC_H
 #define CPUSETD_POLICY_ALLOC_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stdint.h>
 #include "user/alloc/alloc_topo.h"

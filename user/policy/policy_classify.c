@@ -48,7 +48,7 @@ static unsigned integer_cpus(const struct policy_request *req)
 {
 	uint64_t n;
 
-	if (req->qos != CGFS_QOS_GUARANTEED || req->quota_us <= 0 || !req->period_us ||
+	if (req->qos != POD_QOS_GUARANTEED || req->quota_us <= 0 || !req->period_us ||
 	    (uint64_t)req->quota_us % req->period_us)
 		return 0;
 	n = (uint64_t)req->quota_us / req->period_us;
@@ -131,7 +131,7 @@ int policy_classify(const struct policy *p, const struct policy_request *req,
 		return policy_fail(d, POLICY_ERR_INVALID_ANNOTATION,
 				   "%s %s needs a Guaranteed pod with an integer CPU limit",
 				   META_QOS_CLASS_ANNOTATION, policy_qos_name(ki.qos));
-	} else if (req->qos == CGFS_QOS_BESTEFFORT && p->cfg.besteffort_be_pool) {
+	} else if (req->qos == POD_QOS_BESTEFFORT && p->cfg.besteffort_be_pool) {
 		ki.k = K_BE;
 		ki.rule = POLICY_RULE_BESTEFFORT_POOL;
 	}

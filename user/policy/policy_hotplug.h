@@ -27,6 +27,10 @@
 #ifndef CPUSETD_POLICY_HOTPLUG_H
 #define CPUSETD_POLICY_HOTPLUG_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stddef.h>
 #include "user/base/cpumask.h"
 #include "policy.h"

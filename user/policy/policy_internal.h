@@ -4,6 +4,10 @@
 #ifndef CPUSETD_POLICY_INTERNAL_H
 #define CPUSETD_POLICY_INTERNAL_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include "user/alloc/alloc_topo.h"
 #include "policy.h"
 #include "user/base/strmap.h"

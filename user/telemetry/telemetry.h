@@ -10,6 +10,10 @@
 #ifndef CPUSETD_TELEMETRY_H
 #define CPUSETD_TELEMETRY_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>

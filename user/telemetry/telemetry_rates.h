@@ -9,6 +9,10 @@
 #ifndef CPUSETD_TELEMETRY_RATES_H
 #define CPUSETD_TELEMETRY_RATES_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <json-c/json.h>
 #include <stdint.h>
 #include "user/base/cpumask.h"

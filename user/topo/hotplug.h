@@ -20,6 +20,10 @@
 #ifndef CPUSETD_HOTPLUG_H
 #define CPUSETD_HOTPLUG_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 

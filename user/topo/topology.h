@@ -19,6 +19,10 @@
 #ifndef CPUSETD_TOPOLOGY_H
 #define CPUSETD_TOPOLOGY_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdint.h>
 #include "user/base/cpumask.h"
 

@@ -12,6 +12,10 @@
 #ifndef CPUSETD_TOPOLOGY_JSON_H
 #define CPUSETD_TOPOLOGY_JSON_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <json-c/json.h>
 #include <stdbool.h>
 #include "topology.h"

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""The code map holds: README "Code map" as checks, TAP lines out.
+
+    tools/check-layout.py BUILD_DIR
+
+1. Each folder includes only the folders below it (ALLOWED).
+2. No call cycle between files: a graph of "file A calls a function file B
+   defines", from the symbols of BUILD_DIR's objects (nm), has no cycle.
+3. No include cycle between headers.
+4. Every header under user/ and cgroupfs/ refuses a BPF compile (#error
+   under __bpf__): only maps/ is shared with the BPF programs.
+Exit status 1 when a check fails.
+"""
+import os
+import re
+import subprocess
+import sys
+
+# folder -> the folders it may include or call. The pipeline, from the
+# bottom: base <- cgroupfs, topo, meta <- alloc <- policy <- config <-
+# daemon -> export; telemetry and the BPF loaders beside it. maps/ is the
+# BPF ABI, open to all.
+ALLOWED = {
+    'base': set(),
+    'cgroupfs': {'base'},
+    'topo': {'base'},
+    'meta': {'base'},
+    'alloc': {'base', 'topo'},
+    'policy': {'base', 'topo', 'meta', 'alloc'},
+    'config': {'base', 'topo', 'meta', 'alloc', 'policy'},
+    'telemetry': {'base'},
+    'bpf': {'base', 'telemetry'},
+    'export': {'base', 'topo', 'meta', 'alloc', 'policy', 'telemetry'},
+    'daemon': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
+               'config', 'telemetry', 'bpf', 'export'},
+    'tools': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
+              'config', 'telemetry', 'export'},
+}
+SOURCE_DIRS = ('user', 'cgroupfs', 'tools')
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+results = []
+
+
+def check(ok, name, detail=''):
+    results.append(ok)
+    print(('ok - ' if ok else 'not ok - ') + name)
+    if not ok and detail:
+        for line in detail.rstrip().split('\n'):
+            print('#   ' + line)
+
+
+def folder(path):
+    parts = path.split('/')
+    if parts[0] == 'user' and len(parts) > 2:
+        return parts[1]
+    if parts[0] in ('cgroupfs', 'tools', 'maps'):
+        return parts[0]
+    return None
+
+
+def sources():
+    out = []
+    for top in SOURCE_DIRS:
+        for d, _, names in os.walk(top):
+            out += [os.path.join(d, n) for n in names
+                    if n.endswith(('.c', '.h'))]
+    return sorted(out)
+
+
+def resolve(src, inc):
+    """The repository path an #include "inc" in src names, or None."""
+    for cand in (os.path.join(os.path.dirname(src), inc), inc):
+        cand = os.path.normpath(cand)
+        if os.path.isfile(cand):
+            return cand
+    return None     # generated (skeletons, vmlinux.h)
+
+
+def includes(files):
+    graph = {}
+    for f in files:
+        text = open(f).read()
+        graph[f] = [r for r in (resolve(f, i) for i in INCLUDE.findall(text)) if r]
+    return graph
+
+
+def cycles(graph):
+    """Strongly connected components with more than one node (Tarjan)."""
+    index, low, on, stack, out = {}, {}, set(), [], []
+    counter = [0]
+    sys.setrecursionlimit(10000)
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def calls(build):
+    """file -> files whose functions or data it uses, from nm."""
+    defined, used = {}, {}
+    objroot = os.path.join(build, 'obj')
+    for d, _, names in os.walk(objroot):
+        for n in names:
+            if not n.endswith('.o'):
+                continue
+            obj = os.path.join(d, n)
+            src = os.path.relpath(obj, objroot)[:-2] + '.c'
+            if folder(src) is None:
+                continue
+            nm = subprocess.run(['nm', '-P', obj], capture_output=True,
+                                text=True, check=True).stdout
+            for line in nm.splitlines():
+                fields = line.split()
+                if len(fields) < 2:
+                    continue
+                sym, kind = fields[0], fields[1]
+                if kind == 'U':
+                    used.setdefault(src, set()).add(sym)
+                elif kind in 'TDBRV':
+                    defined[sym] = src
+    graph = {}
+    for src, syms in used.items():
+        graph[src] = sorted({defined[s] for s in syms
+                             if s in defined and defined[s] != src})
+    return graph
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else 'build'
+    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+    files = sources()
+    inc = includes(files)
+    call = calls(build)
+
+    for name in sorted(ALLOWED):
+        bad = []
+        for f in files:
+            if folder(f) != name:
+                continue
+            for g in inc[f]:
+                to = folder(g)
+                if to not in (None, name, 'maps') and to not in ALLOWED[name]:
+                    bad.append(f'{f} includes {g}')
+            for g in call.get(f[:-2] + '.c', []) if f.endswith('.c') else []:
+                to = folder(g)
+                if to not in (None, name) and to not in ALLOWED[name]:
+                    bad.append(f'{f} calls into {g}')
+        allowed = ', '.join(sorted(ALLOWED[name])) or 'nothing'
+        check(not bad, f'{name}/ uses only {allowed}', '\n'.join(bad))
+
+    found = cycles(call)
+    check(not found, 'no call cycle between files',
+          '\n'.join(' <-> '.join(c) for c in found))
+    found = cycles(inc)
+    check(not found, 'no include cycle between headers',
+          '\n'.join(' <-> '.join(c) for c in found))
+
+    bare = [f for f in files if f.endswith('.h') and folder(f) not in ('tools', None)
+            and '__bpf__' not in open(f).read()]
+    check(not bare, 'every user-space header refuses a BPF compile',
+          '\n'.join(bare))
+    return 0 if all(results) else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
