@@ -1,78 +1,18 @@
 /*
- * The policy's book-keeping (annotRef, intOwner, byCID, pod affinities),
- * its pools, and admission. Classification is policy_classify.c, placing
- * policy_place.c, picking integer CPUs policy_alloc.c, recovery
- * policy_recover.c. Pure: no I/O, no clock, no randomness; the same
- * book-keeping and request always give the same answer.
+ * The policy's entry points: creating it, admitting and releasing
+ * containers. The book-keeping they change is policy_book.c,
+ * classification policy_classify.c, placing policy_place.c, the CPUs a
+ * running container may keep policy_keep.c, picking integer CPUs
+ * policy_alloc.c; recovery, resize and hotplug (policy_recover.c,
+ * policy_resize.c, policy_hotplug.c) build on these. Pure: no I/O, no
+ * clock, no randomness; the same book-keeping and request always give
+ * the same answer.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "user/base/log.h"
 #include "policy_internal.h"
-
-static const char *const error_names[POLICY_ERR__COUNT] = {
-	[POLICY_OK] = "",
-	[POLICY_ERR_INVALID_ANNOTATION] = "invalid_annotation",
-	[POLICY_ERR_INVALID_BUNDLE] = "invalid_bundle",
-	[POLICY_ERR_CPU_OFFLINE] = "cpu_offline",
-	[POLICY_ERR_CPU_EXCLUSIVE] = "cpu_exclusive",
-	[POLICY_ERR_INSUFFICIENT_CPUS] = "insufficient_cpus",
-	[POLICY_ERR_SHARED_POOL_EMPTY] = "shared_pool_empty",
-	[POLICY_ERR_NUMA_UNRESOLVED] = "numa_unresolved",
-	[POLICY_ERR_TOPOLOGY_AFFINITY] = "topology_affinity",
-	[POLICY_ERR_SMT_ALIGNMENT] = "smt_alignment",
-	[POLICY_ERR_RESIZE_BELOW_BASELINE] = "resize_below_baseline",
-};
-
-/* The errno each admission error is returned as. */
-static const int error_errno[POLICY_ERR__COUNT] = {
-	[POLICY_ERR_INVALID_ANNOTATION] = EINVAL,
-	[POLICY_ERR_INVALID_BUNDLE] = EBADMSG,
-	[POLICY_ERR_CPU_OFFLINE] = ENXIO,
-	[POLICY_ERR_CPU_EXCLUSIVE] = EBUSY,
-	[POLICY_ERR_INSUFFICIENT_CPUS] = ENOSPC,
-	[POLICY_ERR_SHARED_POOL_EMPTY] = ENOSPC,
-	[POLICY_ERR_NUMA_UNRESOLVED] = ENXIO,
-	[POLICY_ERR_TOPOLOGY_AFFINITY] = EXDEV,
-	[POLICY_ERR_SMT_ALIGNMENT] = EDOM,
-	[POLICY_ERR_RESIZE_BELOW_BASELINE] = ERANGE,
-};
-
-const char *policy_error_name(enum policy_error err)
-{
-	return err < POLICY_ERR__COUNT ? error_names[err] : "unknown";
-}
-
-const char *policy_rule_name(enum policy_rule rule)
-{
-	static const char *const names[POLICY_RULE__COUNT] = {
-		[POLICY_RULE_DEFAULT_SHARED] = "default_shared",
-		[POLICY_RULE_SANDBOX] = "sandbox",
-		[POLICY_RULE_INVALID_ANNOTATION] = "invalid_annotation",
-		[POLICY_RULE_INVALID_BUNDLE] = "invalid_bundle",
-		[POLICY_RULE_CORES_IDS] = "cores_ids",
-		[POLICY_RULE_RESOURCE_STATUS] = "resource_status",
-		[POLICY_RULE_QOS_CLASS] = "qos_class",
-		[POLICY_RULE_INTEGER] = "integer",
-		[POLICY_RULE_BESTEFFORT_POOL] = "besteffort_pool",
-	};
-
-	return rule < POLICY_RULE__COUNT ? names[rule] : "unknown";
-}
-
-const char *policy_kind_name(enum cpusetd_kind kind)
-{
-	switch (kind) {
-	case CPUSETD_KIND_SHARED: return "shared";
-	case CPUSETD_KIND_INTEGER: return "integer";
-	case CPUSETD_KIND_ANNOTATED: return "annotated";
-	case CPUSETD_KIND_BE: return "be";
-	default: return "none";
-	}
-}
 
 int policy_new(const struct topology *topo, const struct policy_config *cfg,
 	       struct policy **ret)
@@ -142,149 +82,6 @@ void policy_free(struct policy *p)
 	strmap_free(p->pods);
 	free(p->at);
 	free(p);
-}
-
-void policy_reserved(const struct policy *p, struct cpumask *ret)
-{
-	cpumask_or(ret, &p->annotated, &p->exclusive);
-}
-
-void policy_shared_pool(const struct policy *p, struct cpumask *ret)
-{
-	struct cpumask reserved;
-
-	policy_reserved(p, &reserved);
-	cpumask_andnot(ret, &p->topo->online, &reserved);
-	cpumask_andnot(ret, ret, &p->topo->isolated);
-}
-
-void policy_be_pool(const struct policy *p, struct cpumask *ret)
-{
-	struct cpumask lse;
-
-	cpumask_andnot(&lse, &p->exclusive, &p->lsr);
-	cpumask_andnot(ret, &p->topo->online, &p->annotated);
-	cpumask_andnot(ret, ret, &lse);
-	cpumask_andnot(ret, ret, &p->topo->isolated);
-}
-
-bool policy_pool_of(const struct policy *p, enum cpusetd_kind kind, struct cpumask *ret)
-{
-	if (kind == CPUSETD_KIND_SHARED)
-		policy_shared_pool(p, ret);
-	else if (kind == CPUSETD_KIND_BE)
-		policy_be_pool(p, ret);
-	else
-		return false;
-	return true;
-}
-
-unsigned policy_annot_ref(const struct policy *p, unsigned cpu)
-{
-	return cpu < CPUSETD_MAX_CPUS ? p->annot_ref[cpu] : 0;
-}
-
-const char *policy_int_owner(const struct policy *p, unsigned cpu)
-{
-	return cpu < CPUSETD_MAX_CPUS && p->int_owner[cpu] ? p->int_owner[cpu]->container_id : NULL;
-}
-
-const struct policy_entry *policy_lookup(const struct policy *p, const char *container_id)
-{
-	return p->by_cid ? strmap_get(p->by_cid, container_id) : NULL;
-}
-
-int policy_decision_get(const struct policy *p, const char *container_id,
-			struct policy_decision *ret)
-{
-	const struct policy_entry *e = policy_lookup(p, container_id);
-
-	if (!e)
-		return -ENOENT;
-	policy_decision_of(p, e, ret);
-	return 0;
-}
-
-const struct policy_entry *policy_next(const struct policy *p, size_t *it)
-{
-	const char *k;
-	void *v;
-
-	return p->by_cid && strmap_next(p->by_cid, it, &k, &v) ? v : NULL;
-}
-
-
-/* --- errors --- */
-
-int policy_fail(struct policy_decision *d, enum policy_error err, const char *fmt, ...)
-{
-	va_list ap;
-
-	char raw[sizeof(d->reason)];
-
-	d->err = err;
-	va_start(ap, fmt);
-	vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
-	/* Reasons quote pod values (annotations, names): escaped once here,
-	 * every sink (log, termination message, status, .prom) gets one line. */
-	log_escape(raw, d->reason, sizeof(d->reason));
-	return -error_errno[err];
-}
-
-void policy_fmt_mask(const struct cpumask *m, char *buf, size_t len)
-{
-	if (cpulist_format(m, buf, len) < 0)
-		snprintf(buf, len, "(%u CPUs)", cpumask_weight(m));
-}
-
-int policy_check_pool(const struct policy *p, const struct cpumask *cpus,
-		      struct policy_decision *d)
-{
-	struct cpumask pool;
-
-	policy_shared_pool(p, &pool);
-	cpumask_andnot(&pool, &pool, cpus);
-	if (cpumask_weight(&pool) >= p->cfg.min_shared_cpus)
-		return 0;
-	return policy_fail(d, POLICY_ERR_SHARED_POOL_EMPTY,
-			   "would leave %u CPUs in the shared pool (min_shared_cpus=%u)",
-			   cpumask_weight(&pool), p->cfg.min_shared_cpus);
-}
-
-/* --- book-keeping --- */
-
-void policy_decision_of(const struct policy *p, const struct policy_entry *e,
-			struct policy_decision *d)
-{
-	*d = (struct policy_decision){ .kind = e->kind, .err = e->err,
-				       .exclusive_policy = e->exclusive_policy };
-	/* Fixed sets keep offline CPUs in the book-keeping; never write them
-	 * (cgroup v1 refuses them). */
-	if (!policy_pool_of(p, e->kind, &d->cpus))
-		cpumask_and(&d->cpus, &e->cpus, &p->topo->online);
-	d->mems = e->mems;
-	d->reject = e->err && !e->err_hotplug && p->cfg.on_error == POLICY_ON_ERROR_REJECT &&
-		    !e->sandbox;
-	d->err_hotplug = e->err_hotplug;
-	snprintf(d->reason, sizeof(d->reason), "%s", e->reason);
-}
-
-void policy_own_cpus(struct policy *p, struct policy_entry *e)
-{
-	int id;
-
-	cpumask_for_each(id, &e->cpus) {
-		if (e->kind == CPUSETD_KIND_ANNOTATED) {
-			p->annot_ref[id]++;
-			cpumask_set(&p->annotated, (unsigned)id);
-			continue;
-		}
-		p->int_owner[id] = e;
-		cpumask_set(&p->exclusive, (unsigned)id);
-		if (e->qos == POLICY_QOS_LSR)
-			cpumask_set(&p->lsr, (unsigned)id);
-	}
 }
 
 static int record(struct policy *p, const struct policy_request *req,
@@ -389,27 +186,6 @@ int policy_adopt(struct policy *p, const struct policy_request *req,
 	if (policy_lookup(p, req->container_id))
 		return policy_admit(p, req, ret);
 	return admit_new(p, req, current, ret);
-}
-
-bool policy_disown_cpus(struct policy *p, struct policy_entry *e)
-{
-	bool changed = false;
-	int id;
-
-	cpumask_for_each(id, &e->cpus) {
-		if (e->kind == CPUSETD_KIND_ANNOTATED) {
-			if (p->annot_ref[id] && --p->annot_ref[id] == 0) {
-				cpumask_clear(&p->annotated, (unsigned)id);
-				changed = true;
-			}
-		} else if (p->int_owner[id] == e) {
-			p->int_owner[id] = NULL;
-			cpumask_clear(&p->exclusive, (unsigned)id);
-			cpumask_clear(&p->lsr, (unsigned)id);
-			changed = true;
-		}
-	}
-	return changed;
 }
 
 bool policy_release(struct policy *p, const char *container_id)

@@ -52,6 +52,8 @@ int policy_classify(const struct policy *p, const struct policy_request *req,
 int policy_place(struct policy *p, const struct policy_request *req,
 		 const struct klass_info *ki, struct policy_decision *d);
 
+/* --- book-keeping (policy_book.c): calls no other policy file --- */
+
 /* Records an admission error on d; returns its negative errno. */
 int policy_fail(struct policy_decision *d, enum policy_error err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -87,7 +89,7 @@ int policy_admit_as(struct policy *p, const struct policy_request *req,
 		    struct policy_decision *d);
 
 /*
- * The CPUs an integer container found running may keep (policy_recover.c):
+ * The CPUs an integer container found running may keep (policy_keep.c):
  * req->kubelet_cpus (kubelet checkpoint) when valid, else current when
  * valid, else NULL. Valid = exactly ki->n online CPUs, none annotated,
  * exclusive or in reserved_cpus, isolated only if it opted in, and the

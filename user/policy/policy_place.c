@@ -91,25 +91,6 @@ static int place_scheduled(const struct policy *p, const char *text, bool runnin
 
 /* --- integer --- */
 
-/* Where an integer container may take CPUs from: the isolated ones when it
- * opted in and enough are free (never a mix: an isolated workload wants
- * no housekeeping CPU), else the rest. */
-void policy_free_for(const struct policy *p, const struct klass_info *ki, struct cpumask *ret)
-{
-	struct cpumask free_cpus, iso;
-
-	cpumask_andnot(&free_cpus, &p->topo->online, &p->annotated);
-	cpumask_andnot(&free_cpus, &free_cpus, &p->exclusive);
-	cpumask_andnot(&free_cpus, &free_cpus, &p->cfg.reserved_cpus);
-	cpumask_andnot(&free_cpus, &free_cpus, &p->pod_rooms);
-	cpumask_and(&iso, &free_cpus, &p->topo->isolated);
-	if (ki->prefer_isolated && cpumask_weight(&iso) >= ki->n) {
-		*ret = iso;
-		return;
-	}
-	cpumask_andnot(ret, &free_cpus, &p->topo->isolated);
-}
-
 /* What the accumulator must know of the exclusive CPUs already held. */
 static void exclusive_usage(const struct policy *p, struct koord_cpu_usage *usage)
 {
@@ -118,16 +99,6 @@ static void exclusive_usage(const struct policy *p, struct koord_cpu_usage *usag
 	cpumask_for_each(id, &p->exclusive)
 		usage[id] = (struct koord_cpu_usage){ .refs = 1,
 						      .excl = p->int_owner[id]->exclusive_policy };
-}
-
-enum policy_error policy_alloc_error(int r)
-{
-	switch (r) {
-	case -EDOM: return POLICY_ERR_SMT_ALIGNMENT;
-	case -EXDEV: return POLICY_ERR_TOPOLOGY_AFFINITY;
-	case -ERANGE: return POLICY_ERR_RESIZE_BELOW_BASELINE;
-	default: return POLICY_ERR_INSUFFICIENT_CPUS;
-	}
 }
 
 static int place_integer(struct policy *p, const struct policy_request *req,
