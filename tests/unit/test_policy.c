@@ -234,6 +234,33 @@ static void test_integer_release_returns_cpus(void **state)
 	fx_free(&f);
 }
 
+/* The controller resizes the pools only when an admission or release
+ * says they moved (policy_decision.pools_changed, policy_release). */
+static void test_pools_changed_reported(void **state)
+{
+	struct fixture f = fx(1, 4, 1, POLICY_ON_ERROR_REJECT);
+	struct policy_request a = integer("a", 1), b = annotated("b", "3"), s = shared("s");
+	struct policy_decision d;
+	uint64_t gen = policy_pools_gen(f.p);
+
+	(void)state;
+	assert_int_equal(policy_admit(f.p, &s, &d), 0);
+	assert_false(d.pools_changed);
+	assert_true(policy_pools_gen(f.p) == gen);
+	assert_int_equal(policy_admit(f.p, &a, &d), 0);
+	assert_true(d.pools_changed);
+	assert_int_equal(policy_admit(f.p, &a, &d), 0);	/* known: nothing moves */
+	assert_false(d.pools_changed);
+	assert_int_equal(policy_admit(f.p, &b, &d), 0);
+	assert_true(d.pools_changed);
+	gen = policy_pools_gen(f.p);
+	assert_false(policy_release(f.p, "s"));
+	assert_true(policy_pools_gen(f.p) == gen);
+	assert_true(policy_release(f.p, "a"));
+	assert_true(policy_pools_gen(f.p) != gen);
+	fx_free(&f);
+}
+
 static void test_admit_twice_is_idempotent(void **state)
 {
 	struct fixture f = fx(1, 4, 1, POLICY_ON_ERROR_REJECT);
@@ -484,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_integer_whole_cores_in_one_node),
 		cmocka_unit_test(test_integer_spans_nodes_when_needed),
 		cmocka_unit_test(test_integer_release_returns_cpus),
+		cmocka_unit_test(test_pools_changed_reported),
 		cmocka_unit_test(test_admit_twice_is_idempotent),
 		cmocka_unit_test(test_admission_errors),
 		cmocka_unit_test(test_numa_unresolved),

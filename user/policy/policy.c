@@ -71,6 +71,7 @@ void policy_reset(struct policy *p)
 	cpumask_zero(&p->exclusive);
 	cpumask_zero(&p->lsr);
 	cpumask_zero(&p->pod_rooms);
+	p->pools_gen++;
 }
 
 void policy_free(struct policy *p)
@@ -172,12 +173,16 @@ int policy_admit(struct policy *p, const struct policy_request *req,
 		 struct policy_decision *ret)
 {
 	const struct policy_entry *e = policy_lookup(p, req->container_id);
+	uint64_t gen = p->pools_gen;
+	int r;
 
 	if (e) {
 		policy_decision_of(p, e, ret);
 		return 0;
 	}
-	return admit_new(p, req, NULL, ret);
+	r = admit_new(p, req, NULL, ret);
+	ret->pools_changed = p->pools_gen != gen;
+	return r;
 }
 
 int policy_adopt(struct policy *p, const struct policy_request *req,

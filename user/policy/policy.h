@@ -134,6 +134,9 @@ struct policy_decision {
 	bool err_hotplug;		/* err came from CPU hotplug, after
 					 * admission: the placement stands */
 	char reason[256];		/* one line, set when err */
+	/* policy_admit / policy_resize: this call changed the shared or BE
+	 * pool, so every pooled container must follow. */
+	bool pools_changed;
 };
 
 /* One byCID record. Owned by the policy; valid until released. */
@@ -233,6 +236,14 @@ int policy_resize(struct policy *p, const struct policy_request *req,
  * changed, false otherwise (also when unknown).
  */
 bool policy_release(struct policy *p, const char *container_id);
+
+/*
+ * A number that changes whenever an input of the shared and BE pools
+ * changes (annotated, exclusive or LSR CPUs, the online set), so a caller
+ * can tell whether a call moved the pools without computing them twice.
+ * Cannot fail.
+ */
+uint64_t policy_pools_gen(const struct policy *p);
 
 /* Forgets everything (before a full resync). */
 void policy_reset(struct policy *p);

@@ -142,7 +142,6 @@ const struct policy_entry *policy_next(const struct policy *p, size_t *it)
 	return p->by_cid && strmap_next(p->by_cid, it, &k, &v) ? v : NULL;
 }
 
-
 /* --- errors --- */
 
 int policy_fail(struct policy_decision *d, enum policy_error err, const char *fmt, ...)
@@ -201,19 +200,29 @@ void policy_decision_of(const struct policy *p, const struct policy_entry *e,
 
 void policy_own_cpus(struct policy *p, struct policy_entry *e)
 {
+	bool changed = false;
 	int id;
 
 	cpumask_for_each(id, &e->cpus) {
 		if (e->kind == CPUSETD_KIND_ANNOTATED) {
-			p->annot_ref[id]++;
+			changed |= p->annot_ref[id]++ == 0;
 			cpumask_set(&p->annotated, (unsigned)id);
 			continue;
 		}
 		p->int_owner[id] = e;
+		changed |= !cpumask_test(&p->exclusive, (unsigned)id);
 		cpumask_set(&p->exclusive, (unsigned)id);
-		if (e->qos == POLICY_QOS_LSR)
+		if (e->qos == POLICY_QOS_LSR) {
+			changed |= !cpumask_test(&p->lsr, (unsigned)id);
 			cpumask_set(&p->lsr, (unsigned)id);
+		}
 	}
+	p->pools_gen += changed;
+}
+
+uint64_t policy_pools_gen(const struct policy *p)
+{
+	return p->pools_gen;
 }
 
 bool policy_disown_cpus(struct policy *p, struct policy_entry *e)
@@ -234,6 +243,7 @@ bool policy_disown_cpus(struct policy *p, struct policy_entry *e)
 			changed = true;
 		}
 	}
+	p->pools_gen += changed;
 	return changed;
 }
 

@@ -326,6 +326,7 @@ int policy_set_online(struct policy *p, const struct topology *topo, struct poli
 	free(p->at);
 	p->at = at;
 	p->topo = topo;
+	p->pools_gen++;
 	follow_all(p, gone, &out);
 	free(gone);
 	*ret = out;

@@ -26,6 +26,9 @@ struct policy {
 	struct cpumask pod_rooms;		/* pod scope: CPUs held for pods' later
 						 * containers (policy_pods.c) */
 	struct koord_cpu_usage usage[CPUSETD_MAX_CPUS];	/* scratch for policy_place */
+	uint64_t pools_gen;			/* bumped when annotated, exclusive, lsr
+						 * or the online set change: the pools'
+						 * inputs (policy_pools_gen) */
 };
 
 /* What a container is, before any CPU is chosen. */

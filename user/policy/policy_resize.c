@@ -89,11 +89,13 @@ int policy_resize(struct policy *p, const struct policy_request *req,
 	struct policy_entry *e = p->by_cid ? strmap_get(p->by_cid, req->container_id) : NULL;
 	struct policy_decision d = { 0 };
 	struct klass_info ki;
+	uint64_t gen = p->pools_gen;
 	int r;
 
 	if (!e)
 		return -ENOENT;
 	policy_decision_of(p, e, ret);
+	ret->pools_changed = false;
 	if (e->sandbox || e->err || e->kind == CPUSETD_KIND_ANNOTATED ||
 	    policy_classify(p, req, &ki, &d) < 0 || ki.k == K_ANNOTATED || ki.k == K_SCHEDULED)
 		return 0;
@@ -115,5 +117,6 @@ int policy_resize(struct policy *p, const struct policy_request *req,
 		*ret = d;
 	}
 	ret->reject = false;
+	ret->pools_changed = p->pools_gen != gen;
 	return r;
 }
