@@ -190,11 +190,6 @@ static int node_index(struct controller *c, const char *path)
 	return i;
 }
 
-static bool pooled(const struct container *ct)
-{
-	return ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE;
-}
-
 /* One container as a leaf: its pool's set now, or its own CPUs. */
 static int add_leaf(struct controller *c, struct container *ct)
 {

@@ -12,7 +12,7 @@
 #endif
 
 #include <stdbool.h>
-#include "controller.h"
+#include "controller_internal.h"
 
 /*
  * Sets up c->plan when the cpuset controller is on cgroup v2 and the
@@ -47,15 +47,5 @@ void controller_plan_forget(struct controller *c, const char *path);
 
 /* Forgets every cached slice and pod (resync: re-read from the kernel). */
 void controller_plan_reset(struct controller *c);
-
-/* Provided by controller.c for the plan's writes. */
-/* Counts one cgroup write of file `what` for ct with result r (0 or
- * -errno; -ENOENT = vanished, not an error) and logs any other failure. */
-void controller_note_write(struct controller *c, struct container *ct, const char *what, int r);
-/* Before ct's cpuset may grow to the CPU ids in m: its BPF placement
- * entry becomes old ∪ m, so a task on a new CPU is never counted as a
- * violation. No-op without BPF. Cannot fail: a map error leaves the entry
- * as it was (the exact set follows after the write anyway). */
-void controller_widen_map(struct controller *c, struct container *ct, const struct cpumask *m);
 
 #endif

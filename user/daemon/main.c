@@ -23,7 +23,7 @@
 #include "user/bpf/bpf_events.h"
 #include "user/bpf/bpf_telemetry.h"
 #include "user/config/config.h"
-#include "controller.h"
+#include "controller_internal.h"
 #include "user/export/export_textfile.h"
 #include "user/base/files.h"
 #include "user/topo/hotplug.h"

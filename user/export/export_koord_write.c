@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "user/daemon/controller.h"
+#include "user/daemon/controller_internal.h"
 #include "user/base/strmap.h"
 #include "export_koord.h"
 #include "export_koord_write.h"

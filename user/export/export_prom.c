@@ -192,8 +192,6 @@ static void hist_series(FILE *f, const char *name, const char *labels, unsigned 
 
 static void render_daemon(FILE *f, const struct export_view *v)
 {
-	const struct export_counters *n = &v->n;
-
 	family(f, "cpusetd_build_info", "gauge",
 	       "cpusetd version and how it runs (value 1).");
 	fputs("cpusetd_build_info{", f);
@@ -209,50 +207,10 @@ static void render_daemon(FILE *f, const struct export_view *v)
 	family(f, "cpusetd_last_update_timestamp_seconds", "gauge",
 	       "Unix time this file was written; rewritten at least every export interval.");
 	fprintf(f, "cpusetd_last_update_timestamp_seconds %.3f\n", v->update_s);
-	scalar(f, "cpusetd_events_total", "counter", "Cgroup events handled.", n->events);
-	scalar(f, "cpusetd_bpf_events_lost_total", "counter",
-	       "Cgroup events lost in a full BPF ring buffer (each forces a resync).", n->events_lost);
-	scalar(f, "cpusetd_resyncs_total", "counter",
-	       "Full rebuilds from the live cgroups.", n->resyncs);
-	scalar(f, "cpusetd_resync_failures_total", "counter",
-	       "Resyncs that could not read the cgroup tree (retried every second).",
-	       n->resync_failures);
-	scalar(f, "cpusetd_pool_resizes_total", "counter",
-	       "Times every pooled container was brought to new pools.", n->resizes);
-	scalar(f, "cpusetd_cgroup_writes_total", "counter",
-	       "cpuset.cpus/cpuset.mems writes attempted.", n->cgroup_writes);
-	scalar(f, "cpusetd_cgroup_write_errors_total", "counter",
-	       "cpuset writes that failed (a vanished cgroup is not an error).",
-	       n->cgroup_write_errors);
-	scalar(f, "cpusetd_exec_reapplied_total", "counter",
-	       "Containers whose runtime changed their cpuset before the first exec.",
-	       n->exec_reapplied);
-	scalar(f, "cpusetd_rejected_containers_total", "counter",
-	       "Containers killed for an admission error (on_error=reject).", n->rejected);
-	scalar(f, "cpusetd_inplace_resizes_total", "counter",
-	       "In-place CPU limit changes of Guaranteed containers applied.", n->inplace_resizes);
-	scalar(f, "cpusetd_inplace_resizes_refused_total", "counter",
-	       "In-place CPU limit changes that could not be placed (retried).",
-	       n->inplace_resizes_refused);
-	scalar(f, "cpusetd_hotplug_changes_total", "counter",
-	       "Changes of the online CPU set applied.", n->hotplug_changes);
-	scalar(f, "cpusetd_hotplug_replacements_total", "counter",
-	       "CPUs given to integer containers in place of CPUs that went offline.",
-	       n->hotplug_replacements);
-	scalar(f, "cpusetd_hotplug_shortfalls_total", "counter",
-	       "Integer containers left with fewer CPUs than asked after a CPU went offline.",
-	       n->hotplug_shortfalls);
-	scalar(f, "cpusetd_events_stale_total", "counter",
-	       "Events dropped: queued before a resync, or for a cgroup that is gone or was made again.",
-	       n->events_stale);
-	scalar(f, "cpusetd_exited_released_total", "counter",
-	       "Exclusive or annotated containers whose CPUs were released because every task exited.",
-	       n->exited_released);
-	scalar(f, "cpusetd_foreign_write_restores_total", "counter",
-	       "Foreign cpuset writes undone by writing the placement again.", n->foreign_restores);
-	scalar(f, "cpusetd_write_conflicts_total", "counter",
-	       "Containers given up after a writer kept overwriting their cpuset (write_conflict).",
-	       n->write_conflicts);
+	for (unsigned i = 0; i < COUNTERS_N; i++)
+		if (counter_info[i].metric)
+			scalar(f, counter_info[i].metric, "counter", counter_info[i].help,
+			       counter_value(&v->n, i));
 	family(f, "cpusetd_foreign_cpuset_writes_total", "counter",
 	       "Writes of a managed container's cpuset.cpus/cpuset.mems by another process, by its comm.");
 	for (size_t i = 0; i < v->n_writers; i++) {

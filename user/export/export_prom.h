@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "user/base/cpumask.h"
+#include "counters.h"
 #include "user/policy/pod_errors.h"
 #include "user/telemetry/telemetry.h"
 
@@ -51,17 +52,6 @@ struct export_container {
 	const char *error_action;	/* "rejected" or "shared" */
 };
 
-/* Daemon-wide counters, monotonic since the daemon started. */
-struct export_counters {
-	uint64_t events, events_lost, resyncs, resync_failures, resizes;
-	uint64_t cgroup_writes, cgroup_write_errors;
-	uint64_t exec_reapplied, rejected;
-	uint64_t inplace_resizes, inplace_resizes_refused;
-	uint64_t hotplug_changes, hotplug_replacements, hotplug_shortfalls;
-	uint64_t events_stale, exited_released;
-	uint64_t foreign_restores, write_conflicts;
-};
-
 /* Foreign cpuset writes by one writer (its comm: untrusted, escaped). */
 struct export_writer {
 	const char *comm;
@@ -78,7 +68,7 @@ struct export_view {
 	const char *const *error_reasons;	/* every reason's label */
 	const uint64_t *error_counts;		/* admissions refused, by reason */
 	size_t n_error_reasons;
-	struct export_counters n;
+	struct cpusetd_counters n;	/* every row of counters.h with a metric */
 	/* Admission errors per namespace/pod/container (pod_errors.h), kept
 	 * until the pod is gone, in name order. */
 	const struct pod_error *const *pod_errors;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "user/daemon/controller.h"
+#include "user/daemon/controller_internal.h"
 #include "export_prom.h"
 #include "export_textfile.h"
 #include "user/base/files.h"
@@ -32,14 +32,6 @@ struct export_textfile {
 	export_telemetry_free_fn free_fn;
 	void *ctx;
 };
-
-static uint64_t clock_us(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
-}
 
 int export_textfile_new(const char *path, unsigned interval_s, struct export_textfile **ret)
 {
@@ -170,8 +162,6 @@ static const char *mode_name(enum cgfs_mode m)
 static void fill_view(const struct export_textfile *e, const struct controller *c,
 		      const char **reasons, struct export_view *v)
 {
-	const struct controller_counters *n = &c->n;
-
 	*v = (struct export_view){
 		.version = CPUSETD_VERSION,
 		.cgroup_mode = mode_name(cgfs_mounts(c->cg)->mode),
@@ -179,24 +169,11 @@ static void fill_view(const struct export_textfile *e, const struct controller *
 		.online = c->topo->online,
 		/* index 0 is POLICY_OK: not a reason */
 		.error_reasons = reasons + 1,
-		.error_counts = n->admission_errors + 1,
+		.error_counts = c->admission_errors + 1,
 		.n_error_reasons = POLICY_ERR__COUNT - 1,
-		.n = { .events = n->events, .events_lost = n->events_lost,
-		       .resyncs = n->resyncs, .resync_failures = n->resync_failures,
-		       .resizes = n->resizes,
-		       .cgroup_writes = n->cgroup_writes,
-		       .cgroup_write_errors = n->cgroup_write_errors,
-		       .exec_reapplied = n->exec_reapplied, .rejected = n->rejected,
-		       .inplace_resizes = n->inplace_resizes,
-		       .inplace_resizes_refused = n->inplace_resizes_refused,
-		       .hotplug_changes = n->hotplug_changes,
-		       .hotplug_replacements = n->hotplug_replacements,
-		       .hotplug_shortfalls = n->hotplug_shortfalls,
-		       .events_stale = n->events_stale, .exited_released = n->exited_released,
-		       .foreign_restores = n->foreign_restores,
-		       .write_conflicts = n->write_conflicts },
-		.convergence = { .n = CONTROLLER_CONV_BUCKETS, .le_ns = controller_conv_le_ns,
-				 .bucket = n->conv_hist, .sum_ns = n->conv_sum_ns },
+		.n = c->n,
+		.convergence = { .n = CONVERGENCE_BUCKETS, .le_ns = convergence_le_ns,
+				 .bucket = c->conv_hist.bucket, .sum_ns = c->conv_hist.sum_ns },
 		.last_sync_s = e->last_sync_s,
 		.update_s = (double)clock_us(CLOCK_REALTIME) / 1e6,
 	};

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "user/daemon/controller.h"
+#include "user/daemon/controller_internal.h"
 #include "user/base/files.h"
 #include "user/base/procs.h"
 #include "export_koord_write.h"
@@ -169,29 +169,12 @@ static json_object *container_obj(const struct controller *c, const struct conta
 	return o;
 }
 
-static json_object *counters_obj(const struct controller_counters *n)
+static json_object *counters_obj(const struct cpusetd_counters *n)
 {
 	json_object *o = json_object_new_object();
 
-	add(o, "events", json_object_new_uint64(n->events));
-	add(o, "events_lost", json_object_new_uint64(n->events_lost));
-	add(o, "resyncs", json_object_new_uint64(n->resyncs));
-	add(o, "resync_failures", json_object_new_uint64(n->resync_failures));
-	add(o, "cgroup_writes", json_object_new_uint64(n->cgroup_writes));
-	add(o, "cgroup_write_errors", json_object_new_uint64(n->cgroup_write_errors));
-	add(o, "exec_reapplied", json_object_new_uint64(n->exec_reapplied));
-	add(o, "rejected", json_object_new_uint64(n->rejected));
-	add(o, "resizes", json_object_new_uint64(n->resizes));
-	add(o, "inplace_resizes", json_object_new_uint64(n->inplace_resizes));
-	add(o, "inplace_resizes_refused", json_object_new_uint64(n->inplace_resizes_refused));
-	add(o, "hotplug_changes", json_object_new_uint64(n->hotplug_changes));
-	add(o, "hotplug_replacements", json_object_new_uint64(n->hotplug_replacements));
-	add(o, "hotplug_shortfalls", json_object_new_uint64(n->hotplug_shortfalls));
-	add(o, "events_stale", json_object_new_uint64(n->events_stale));
-	add(o, "exited_released", json_object_new_uint64(n->exited_released));
-	add(o, "foreign_writes", json_object_new_uint64(n->foreign_writes));
-	add(o, "foreign_restores", json_object_new_uint64(n->foreign_restores));
-	add(o, "write_conflicts", json_object_new_uint64(n->write_conflicts));
+	for (unsigned i = 0; i < COUNTERS_N; i++)
+		add(o, counter_info[i].name, json_object_new_uint64(counter_value(n, i)));
 	return o;
 }
 
@@ -256,14 +239,6 @@ static json_object *build(const struct controller *c, const struct status_beat *
 	add(o, "foreign_writers", writers_obj(c));
 	add(o, "convergence", convergence_obj(c));
 	return o;
-}
-
-static uint64_t clock_us(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
 }
 
 bool status_due(const struct controller *c, const struct status_beat *b)

@@ -4,7 +4,7 @@
  * rerunning the policy.
  */
 #include <string.h>
-#include "user/daemon/controller.h"
+#include "user/daemon/controller_internal.h"
 #include "status_detail.h"
 #include "user/topo/topology_json.h"
 

@@ -1,0 +1,151 @@
+/*
+ * Admit, release and converge.
+ *
+ * Ordering: when a pod takes CPUs, shared containers are shrunk first and
+ * the exclusive container is written after, so the window in which both
+ * run on a CPU is as short as the writes themselves; when a pod leaves,
+ * its CPUs go back to the shared pool. The policy says whether the pools
+ * moved (policy_decision.pools_changed, policy_release), so they are
+ * computed once per event.
+ *
+ * On cgroup v2 (unless v2_writes = per-container) cpuset.cpus is not
+ * written container by container: controller_plan.c writes each set at the
+ * highest level where a whole subtree shares it and the containers inherit
+ * (cgroupfs/cgfs_plan.h); only mems stay per container. v1 needs every
+ * level written, child within parent, so it keeps the per-container path.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "controller_internal.h"
+#include "controller_plan.h"
+
+/* Brings one container to its decision. Shared: the current pool, mems
+ * untouched; an empty pool is never written (tasks could not run).
+ * Planned (v2): cpuset.cpus is the plan's (apply_one), only mems here. */
+void controller_apply(struct controller *c, struct container *ct)
+{
+	if (!container_live(ct))
+		return;		/* holds nothing: no task to place */
+	if (controller_planned(c)) {
+		if (policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus))
+			return;
+		controller_write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
+		return;
+	}
+	if (policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus)) {
+		if (!cpumask_empty(&ct->d.cpus))
+			controller_write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
+		return;
+	}
+	/* Every CPU of a fixed set offline: nothing of its own to run on;
+	 * its cgroup keeps what the kernel left (logged by the hotplug). */
+	if (cpumask_empty(&ct->d.cpus))
+		return;
+	/* cpus before mems: if the mems write fails the container still
+	 * runs on its own CPUs, only its memory is not yet node-local. */
+	controller_write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
+	controller_write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
+}
+
+/* One container to its decision; planned, the whole tree (a new
+ * container can change what its pod or slice must hold). 0 or -ENOMEM. */
+int controller_apply_one(struct controller *c, struct container *ct)
+{
+	int r = controller_plan_apply(c);
+
+	controller_apply(c, ct);
+	return r;
+}
+
+/* fn on every container that lives on a pool (shared or BE). */
+static void for_each_shared(struct controller *c,
+			    void (*fn)(struct controller *c, struct container *ct))
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (strmap_next(c->by_path, &it, &k, &v))
+		if (pooled(v))
+			fn(c, v);
+}
+
+/* Every pooled container to its current pool: one plan on v2, every
+ * container otherwise. Returns 0 or -ENOMEM. */
+int controller_resize_pools(struct controller *c)
+{
+	c->n.resizes++;
+	if (controller_planned(c))
+		return controller_plan_apply(c);
+	for_each_shared(c, controller_apply);
+	return 0;
+}
+
+/* The placement map's view of shared containers after a resize; called
+ * once converged, so it is not on the convergence clock. */
+void controller_sync_pooled_maps(struct controller *c)
+{
+	if (c->bpf)
+		for_each_shared(c, controller_sync_map);
+}
+
+static void record_convergence(struct controller *c, uint64_t event_ns)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (!event_ns || now < event_ns)
+		return;
+	c->conv_ns[c->conv_count % STATUS_RECENT] = now - event_ns;
+	c->conv_count++;
+	convergence_add(&c->conv_hist, now - event_ns);
+}
+
+/* Admits a container seen by a mkdir event and converges. */
+int controller_place(struct controller *c, struct container *ct, uint64_t event_ns)
+{
+	struct policy_request req;
+	bool released;
+	int r;
+
+	ct->state = CT_LIVE;
+	released = policy_release(c->policy, ct->info.container_id);	/* admitted again */
+	controller_request_of(c, ct, &req);
+	r = policy_admit(c->policy, &req, &ct->d);
+	if (r == -ENOMEM)
+		return r;
+	ct->exec_pending = true;
+	if (released || ct->d.pools_changed) {
+		r = controller_resize_pools(c);		/* shared leave the new CPUs first */
+		controller_apply(c, ct);
+		record_convergence(c, event_ns);
+		controller_sync_pooled_maps(c);
+	} else {
+		r = controller_apply_one(c, ct);
+	}
+	if (r == -ENOMEM)
+		return r;
+	if (!ct->d.reject)
+		container_log_decision(ct);	/* a rejection is not a placement */
+	controller_sync_map(c, ct);
+	if (ct->d.err)
+		controller_handle_error(c, ct);
+	c->dirty = true;
+	return 0;
+}
+
+/* Gives back what ct holds and converges the pools. 0 or -ENOMEM. */
+int controller_release(struct controller *c, struct container *ct, uint64_t event_ns)
+{
+	int r = 0;
+
+	if (policy_release(c->policy, ct->info.container_id)) {
+		r = controller_resize_pools(c);
+		record_convergence(c, event_ns);
+		controller_sync_pooled_maps(c);
+	}
+	c->dirty = true;
+	return r == -ENOMEM ? r : 0;
+}

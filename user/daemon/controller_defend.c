@@ -1,0 +1,110 @@
+/*
+ * Foreign writes: another process wrote a managed container's cpuset.
+ * The placement is written again, and a writer that keeps fighting is
+ * given up on (write_conflict).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "controller_internal.h"
+
+/*
+ * A writer that keeps undoing our set is a conflict, not a loop: after
+ * RESTORES_MAX restores, each within RESTORES_WINDOW_NS of the one
+ * before, the container is given up (write_conflict). A writer that
+ * comes back after a quiet window starts a new count.
+ */
+#define RESTORES_MAX		5
+#define RESTORES_WINDOW_NS	(60ULL * 1000000000ULL)
+
+/* The comm as a printable string (the writer names itself). */
+static void writer_comm(const struct cpusetd_event *ev, char *buf, size_t len)
+{
+	size_t n = strnlen(ev->comm, sizeof(ev->comm));
+
+	n = n < len - 1 ? n : len - 1;
+	memcpy(buf, ev->comm, n);
+	buf[n] = '\0';
+	log_sanitize(buf);
+}
+
+/* One more foreign write by comm, for status.json and the .prom export. */
+static void count_writer(struct controller *c, const char *comm)
+{
+	struct writer_count *w = strmap_get(c->writers, comm);
+
+	if (!w) {
+		w = calloc(1, sizeof(*w));
+		if (!w || strmap_put(c->writers, comm, w) < 0) {
+			free(w);
+			return;		/* ENOMEM: the total still counts */
+		}
+		snprintf(w->comm, sizeof(w->comm), "%s", comm);
+	}
+	w->writes++;
+}
+
+/* The fight is lost: say so once, list it, and stop restoring. */
+static void give_up(struct controller *c, struct container *ct, const char *comm,
+		    const struct cpusetd_event *ev, const char *file)
+{
+	char msg[256];
+
+	ct->conflict = true;
+	c->n.write_conflicts++;
+	snprintf(msg, sizeof(msg), "%s[%u] keeps writing %s (%u restores, each within %llu s); "
+		 "cpusetd no longer restores it", comm, ev->pid, file, ct->restores,
+		 RESTORES_WINDOW_NS / 1000000000ULL);
+	log_error("%s (%.12s): write conflict: %s", ct->name, ct->info.container_id, msg);
+	controller_note_pod_error(c, ct, "write_conflict", msg, "conflict");
+}
+
+/*
+ * Another process wrote a managed container's cpuset.cpus or .mems
+ * (BPF: after the write went through). The file as it is now replaces
+ * what we believed, and the decision is written again where they differ,
+ * by the same rules as every write. Logged once per container and writer.
+ */
+int controller_on_cpuset_write(struct controller *c, const struct cpusetd_event *ev)
+{
+	struct container *ct = controller_find_id(c, ev->cgroup_id);
+	bool cpus = ev->arg == CPUSETD_FILE_CPUS;
+	const char *file = cpus ? "cpuset.cpus" : "cpuset.mems";
+	char comm[sizeof(ev->comm) + 1], wrote[80], now[CPULIST_MAX];
+	uint64_t writes, t = clock_ns(CLOCK_MONOTONIC);
+
+	if (!ct || !container_live(ct) || ct->killed)
+		return 0;
+	writer_comm(ev, comm, sizeof(comm));
+	c->n.foreign_writes++;
+	count_writer(c, comm);
+	c->dirty = true;
+	if (ct->conflict || c->cfg->dry_run)
+		return 0;
+	if (cpus)
+		ct->cpus_known = cgfs_read_cpuset(c->cg, ct->path, CGFS_CPUS, &ct->cpus_applied) == 0;
+	else
+		ct->mems_known = cgfs_read_cpuset(c->cg, ct->path, CGFS_MEMS, &ct->mems_applied) == 0;
+	writes = c->n.cgroup_writes;
+	if (controller_apply_one(c, ct) == -ENOMEM)
+		return -ENOMEM;
+	if (c->n.cgroup_writes == writes)
+		return 0;	/* it wrote what we want: nothing to undo */
+	c->n.foreign_restores++;
+	ct->restores = t - ct->last_restore_ns < RESTORES_WINDOW_NS ? ct->restores + 1 : 1;
+	ct->last_restore_ns = t;
+	snprintf(wrote, sizeof(wrote), "%.64s", ev->path);
+	wrote[strcspn(wrote, "\n")] = '\0';	/* echo's newline */
+	log_sanitize(wrote);
+	cpulist_format(cpus ? &ct->cpus_applied : &ct->mems_applied, now, sizeof(now));
+	if (strcmp(ct->writer_logged, comm) != 0) {
+		log_warn("%s (%.12s): %s[%u] wrote %s %s; restored %s", ct->name,
+			 ct->info.container_id, comm, ev->pid, file, wrote, now);
+		snprintf(ct->writer_logged, sizeof(ct->writer_logged), "%s", comm);
+	}
+	if (ct->restores >= RESTORES_MAX)
+		give_up(c, ct, comm, ev, file);
+	return 0;
+}

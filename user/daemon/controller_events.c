@@ -1,0 +1,167 @@
+/*
+ * BPF events in. Every event is a hint to look: the table changes only
+ * after the cgroup as it is now agrees (it exists, its id is the
+ * event's, its tasks are there or gone as the event says).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "controller_internal.h"
+#include "controller_plan.h"
+
+/* Whether path is, right now, the cgroup the event was about (same
+ * kernfs id): a cgroup removed and made again under the same name is
+ * another one. */
+static bool same_cgroup(struct controller *c, const char *path, uint64_t cgroup_id)
+{
+	uint64_t id;
+
+	return cgfs_cgroup_id(c->cg, path, &id) == 0 && id == cgroup_id;
+}
+
+static int on_mkdir(struct controller *c, const struct cpusetd_event *ev)
+{
+	struct cgfs_path_info info;
+	struct container *ct;
+	int r;
+
+	if (cgfs_parse_path(c->root, ev->path, &info) < 0 || info.level != CGFS_LEVEL_CONTAINER)
+		return 0;
+	if (strmap_get(c->by_path, ev->path))
+		return 0;	/* already known from a resync */
+	if (!same_cgroup(c, ev->path, ev->cgroup_id)) {
+		c->n.events_stale++;	/* gone already: its rmdir follows */
+		return 0;
+	}
+	ct = container_new(c, ev->path, &info, ev->cgroup_id);
+	if (!ct || strmap_put(c->by_path, ct->path, ct) < 0) {
+		container_free(ct);
+		return -ENOMEM;
+	}
+	if (ct->meta.sandbox_id[0])
+		container_inherit_pod(ct, controller_find_sandbox(c, ct->meta.sandbox_id));
+	/* Admitted before its first task: the window between the runtime's
+	 * mkdir and its init joining is when the set must land. */
+	r = controller_place(c, ct, ev->ts_ns);
+	controller_skip_sched_rebuild(c, ct);	/* after convergence: not on its clock */
+	return r;
+}
+
+static bool pod_has_cgroup(const char *pod_uid, void *ctx)
+{
+	const struct controller *c = ctx;
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (strmap_next(c->by_path, &it, &k, &v))
+		if (strcmp(((struct container *)v)->meta.pod_uid, pod_uid) == 0)
+			return true;
+	return false;
+}
+
+/* Errors live as long as their pod: until no container cgroup of it is
+ * left (the sandbox's goes last). O(errors x containers), only at rmdir
+ * of a container and when there are errors at all. */
+void controller_prune_errors(struct controller *c)
+{
+	if (pod_errors_count(c->errors) && pod_errors_prune(c->errors, pod_has_cgroup, c))
+		c->dirty = true;
+}
+
+static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
+{
+	struct container *ct = strmap_get(c->by_path, ev->path);
+	int r;
+
+	if (!ct) {
+		controller_plan_forget(c, ev->path);	/* a pod or QoS slice */
+		return 0;
+	}
+	if (ct->cgroup_id != ev->cgroup_id || same_cgroup(c, ev->path, ct->cgroup_id)) {
+		c->n.events_stale++;	/* an older cgroup of that name */
+		return 0;
+	}
+	strmap_del(c->by_path, ev->path);
+	if (c->bpf && ct->cgroup_id)
+		bpf_events_del_placement(c->bpf, ct->cgroup_id);
+	if (c->tel && ct->cgroup_id)	/* after the placement: BPF would re-create it */
+		bpf_telemetry_forget_cgroup(c->tel, ct->cgroup_id);
+	log_info("%s (%.12s): gone", ct->name, ct->info.container_id);
+	r = controller_release(c, ct, ev->ts_ns);
+	container_free(ct);
+	controller_prune_errors(c);
+	return r;
+}
+
+/*
+ * A container's first task appeared or its last exited (v1 and v2: the
+ * kernel's populated notification). The live cgroup decides, not the
+ * event: a container with no task holds nothing, one that gets a task
+ * again is admitted afresh. The container stays in the table (and its
+ * error listed) until its rmdir. 0 or -ENOMEM.
+ */
+static int on_populated(struct controller *c, const struct cpusetd_event *ev)
+{
+	struct container *ct = strmap_get(c->by_path, ev->path);
+	char cpus[CPULIST_MAX];
+	bool held;
+	int live;
+
+	if (!ct || ct->cgroup_id != ev->cgroup_id)
+		return 0;	/* a pod or QoS level, or an older cgroup */
+	live = cgfs_populated(c->cg, ct->path);
+	if (live < 0)
+		return 0;	/* vanished: its rmdir follows */
+	if (live && !container_live(ct)) {
+		log_info("%s (%.12s): has a task again; admitting it", ct->name,
+			 ct->info.container_id);
+		return controller_place(c, ct, ev->ts_ns);
+	}
+	if (live || !container_live(ct) || ev->arg)
+		return 0;
+	held = !pooled(ct) && !ct->d.reject;
+	cpulist_format(&ct->d.cpus, cpus, sizeof(cpus));
+	ct->state = CT_EXITED;
+	ct->exec_pending = false;
+	controller_sync_map(c, ct);	/* kept: foreign writes still show */
+	if (!held) {
+		/* Holds nothing: its policy entry stays, for explain. */
+		log_info("%s (%.12s): every task exited", ct->name, ct->info.container_id);
+		c->dirty = true;
+		return 0;
+	}
+	c->n.exited_released++;
+	log_notice("%s (%.12s): every task exited; %s cpus %s released", ct->name,
+		   ct->info.container_id, policy_kind_name(ct->d.kind), cpus);
+	return controller_release(c, ct, ev->ts_ns);
+}
+
+int controller_handle(struct controller *c, const struct cpusetd_event *ev)
+{
+	c->n.events++;
+	if (!c->root[0])
+		return 0;
+	/* Queued before the latest resync began: it already read the live
+	 * tree, which this event can only describe less well. */
+	if (ev->ts_ns < c->resync_started_ns) {
+		c->n.events_stale++;
+		return 0;
+	}
+	switch (ev->type) {
+	case CPUSETD_EV_MKDIR:
+		return on_mkdir(c, ev);
+	case CPUSETD_EV_RMDIR:
+		return on_rmdir(c, ev);
+	case CPUSETD_EV_EXEC:
+		return controller_on_exec(c, ev);
+	case CPUSETD_EV_POPULATED:
+		return on_populated(c, ev);
+	case CPUSETD_EV_CPUSET_WRITE:
+		return controller_on_cpuset_write(c, ev);
+	default:
+		return 0;
+	}
+}

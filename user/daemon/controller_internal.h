@@ -1,0 +1,263 @@
+/*
+ * The controller's insides, shared by its files (controller.c lists
+ * them) and by nothing else: the daemon, the exporters and the tests use
+ * controller.h.
+ */
+#ifndef CPUSETD_CONTROLLER_INTERNAL_H
+#define CPUSETD_CONTROLLER_INTERNAL_H
+
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "cgroupfs/cgfs.h"
+#include "user/base/clock.h"
+#include "user/base/log.h"
+#include "user/base/strmap.h"
+#include "user/bpf/bpf_events.h"
+#include "user/bpf/bpf_telemetry.h"
+#include "user/config/config.h"
+#include "user/export/counters.h"
+#include "user/export/status.h"
+#include "user/meta/meta.h"
+#include "user/policy/pod_errors.h"
+#include "user/policy/policy.h"
+#include "user/topo/topology.h"
+#include "controller.h"
+
+/*
+ * Whether a container holds a placement. The live kernel decides: a
+ * container cgroup with no task holds nothing (its CPUs go back to the
+ * pools), whether it never had one when a resync found it (the runtime
+ * between its mkdir and its first task, or a stopped container whose
+ * cgroup remains) or lost its last (BPF cgroup_notify_populated). It is
+ * admitted when a task appears.
+ */
+enum container_state {
+	CT_LIVE = 0,	/* admitted: its decision is in force */
+	CT_WAITING,	/* found empty at a resync: admitted at its first task */
+	CT_EXITED,	/* every task exited: released */
+};
+
+/* One container cgroup under the kubepods root. */
+struct container {
+	char path[CGFS_PATH_MAX];
+	uint64_t cgroup_id;
+	struct cgfs_path_info info;
+	struct pod_meta meta;
+	char name[320];			/* namespace/pod/container */
+	struct policy_decision d;	/* latest decision */
+	struct cpumask cpus_applied;	/* its own cpuset.cpus as we last wrote or read
+					 * it (v2 planned: often "", inherited) */
+	struct cpumask mems_applied;
+	bool cpus_known, mems_known;
+	struct cpumask cpus_running;	/* resync: where its tasks ran at the scan
+					 * (cgfs_read_running_cpus); recovery keeps
+					 * an exclusive container there. Not its own
+					 * set: on v2 that is "" when it inherits */
+	int cpus_fd;			/* cpuset.cpus kept open for resizes; -1 */
+	bool exec_pending;		/* placement map armed, no exec seen yet */
+	unsigned exec_checks;		/* exec events handled */
+	bool runtime_write_pending;	/* its runtime may still write its own
+					 * cpuset.cpus (controller.c, on_exec) */
+	struct cpumask map_cpus;	/* placement map's cpus as we last wrote them */
+	bool error_logged;
+	bool killed;
+	bool rebuild_skipped;		/* cgfs_skip_sched_rebuild done */
+	int64_t resize_refused_quota;	/* in-place resize refused for this
+					 * limit (logged once); 0 = none */
+	enum container_state state;
+	bool reject_armed;		/* placement map says reject: BPF kills its
+					 * own exec (termination message written) */
+	bool message_written;		/* termination message written */
+	/* Foreign writes of its cpuset files (controller_defend.c). */
+	unsigned restores;		/* restores in the current fight */
+	uint64_t last_restore_ns;	/* CLOCK_MONOTONIC of the latest */
+	bool conflict;			/* gave up: a writer kept fighting */
+	char writer_logged[17];		/* comm of the writer logged last */
+};
+
+/* A container's decision is in force (it is not waiting or exited). */
+static inline bool container_live(const struct container *ct)
+{
+	return ct->state == CT_LIVE;
+}
+
+/* Foreign writes by one writer's comm (controller.writers). */
+struct writer_count {
+	char comm[17];
+	uint64_t writes;
+};
+
+struct controller {
+	const struct cpusetd_config *cfg;
+	struct cgfs *cg;
+	const struct topology *topo;
+	struct policy *policy;
+	struct bpf_events *bpf;		/* NULL when running without BPF */
+	struct bpf_telemetry *tel;	/* NULL when running without telemetry */
+	char root[CGFS_PATH_MAX];	/* kubepods root; "" until it exists */
+	struct strmap *by_path;		/* path -> struct container */
+	struct cpusetd_counters n;	/* counters.h */
+	uint64_t admission_errors[POLICY_ERR__COUNT];	/* by reason, once per container */
+	struct convergence_hist conv_hist;
+	uint64_t conv_ns[STATUS_RECENT];	/* convergence samples, ring */
+	uint64_t conv_count;
+	bool dirty;			/* status.json needs a rewrite */
+	uint64_t tel_pruned_at;		/* n.resyncs when telemetry was last pruned */
+	int resync_failed;		/* -errno of the last resync, 0 = it worked */
+	struct controller_plan *plan;	/* v2 hierarchical writes; NULL: every container */
+	uint64_t resync_started_ns;	/* CLOCK_MONOTONIC: older events are stale */
+	uint64_t self_mntns;		/* our mount namespace: the runtime's, for
+					 * cgroups made while we were down */
+	struct pod_errors *errors;	/* admission errors by namespace/pod/container */
+	struct strmap *writers;		/* comm -> struct writer_count */
+};
+
+/* On a pool (shared or BE), with a task: its set follows the pool. */
+static inline bool pooled(const struct container *ct)
+{
+	return container_live(ct) &&
+	       (ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE);
+}
+
+/* --- controller_write.c, also for the plan's writes --- */
+
+/* Counts one cgroup write of file `what` for ct with result r (0 or
+ * -errno; -ENOENT = vanished, not an error) and logs any other failure. */
+void controller_note_write(struct controller *c, struct container *ct, const char *what, int r);
+
+/* Before ct's cpuset may grow to the CPU ids in m: its BPF placement
+ * entry becomes old ∪ m, so a task on a new CPU is never counted as a
+ * violation. No-op without BPF. Cannot fail: a map error leaves the entry
+ * as it was (the exact set follows after the write anyway). */
+void controller_widen_map(struct controller *c, struct container *ct, const struct cpumask *m);
+
+/* --- controller_table.c --- */
+
+/* The container's name in the per-pod error table: "POD" for a sandbox,
+ * as meta_name says it; "?" when no bundle said (an invalid one). */
+const char *container_error_name(const struct container *ct);
+
+/* The pod's key there: its name, or, when no bundle said (an invalid
+ * one), its UID from the cgroup path, so two such pods stay apart. */
+const char *container_error_pod(const struct container *ct);
+
+/* Frees ct (its kept fd, its metadata). Accepts NULL. */
+void container_free(struct container *ct);
+
+/* Pod annotations live on the sandbox; a runtime that does not copy them
+ * to each container (no pod_annotations) still gets them from there. */
+void container_inherit_pod(struct container *ct, const struct container *sb);
+
+/* One info line: ct's kind, CPUs and NUMA nodes. */
+void container_log_decision(const struct container *ct);
+
+/* cgroup_id: from the event, or 0 to stat the cgroup. */
+struct container *container_new(struct controller *c, const char *path,
+				       const struct cgfs_path_info *info, uint64_t cgroup_id);
+
+/* The pod's sandbox container in the table, or NULL. O(N), once per
+ * container start. */
+const struct container *controller_find_sandbox(const struct controller *c, const char *sandbox_id);
+
+/* Frees a path -> container table and every container in it. */
+void controller_free_table(struct strmap *m);
+
+/* Into the per-pod error table (pod_errors.h): kubelet's next attempt of
+ * the same container adds to the same entry. ENOMEM: the error is still
+ * logged and counted, only not listed. */
+void controller_note_pod_error(struct controller *c, const struct container *ct, const char *reason,
+			   const char *message, const char *action);
+
+/* What the policy needs to know of ct, borrowing ct's strings. */
+void controller_request_of(const struct controller *c, const struct container *ct,
+		       struct policy_request *req);
+
+/* Best effort, only a speed-up for later resizes (see cgfs.h); once per
+ * container, not again at every resync. */
+void controller_skip_sched_rebuild(struct controller *c, struct container *ct);
+
+/* --- controller_write.c --- */
+
+/* Mirrors the decision into the BPF placement map. The exec check stays
+ * armed until the container's first exec after it was placed. */
+void controller_sync_map(struct controller *c, struct container *ct);
+
+/* Writes f = m unless *known says it is there already. */
+void controller_write_set(struct controller *c, struct container *ct, enum cgfs_cpuset_file f,
+		      const struct cpumask *m, struct cpumask *applied, bool *known);
+
+/* --- controller_apply.c --- */
+
+/* Brings one container to its decision. Shared: the current pool, mems
+ * untouched; an empty pool is never written (tasks could not run).
+ * Planned (v2): cpuset.cpus is the plan's (apply_one), only mems here. */
+void controller_apply(struct controller *c, struct container *ct);
+
+/* One container to its decision; planned, the whole tree (a new
+ * container can change what its pod or slice must hold). 0 or -ENOMEM. */
+int controller_apply_one(struct controller *c, struct container *ct);
+
+/* Admits a container seen by a mkdir event and converges. */
+int controller_place(struct controller *c, struct container *ct, uint64_t event_ns);
+
+/* Gives back what ct holds and converges the pools. 0 or -ENOMEM. */
+int controller_release(struct controller *c, struct container *ct, uint64_t event_ns);
+
+/* Every pooled container to its current pool: one plan on v2, every
+ * container otherwise. Returns 0 or -ENOMEM. */
+int controller_resize_pools(struct controller *c);
+
+/* The placement map's view of shared containers after a resize; called
+ * once converged, so it is not on the convergence clock. */
+void controller_sync_pooled_maps(struct controller *c);
+
+/* --- controller_reject.c --- */
+
+/* Whether the container's own program has run: BPF counted an exec from
+ * outside the runtime's mount namespace. A cgroup BPF did not see being
+ * made (we were down) gets its lifecycle entry here, from its tasks. */
+bool controller_container_started(struct controller *c, struct container *ct);
+
+/* Admission error: logged once per container, listed per pod;
+ * on_error=reject arms the kill at the container's own first exec. */
+void controller_handle_error(struct controller *c, struct container *ct);
+
+/* Kills a rejected container whose own program ran (BPF killed the exec
+ * already, or it ran before the rejection was armed); every task goes. */
+void controller_kill_rejected(struct controller *c, struct container *ct, const char *when);
+
+/* --- controller_events.c --- */
+
+/* Errors live as long as their pod: until no container cgroup of it is
+ * left (the sandbox's goes last). O(errors x containers), only at rmdir
+ * of a container and when there are errors at all. */
+void controller_prune_errors(struct controller *c);
+
+/* --- controller_exec.c --- */
+
+/* The runtime's write has landed: the own set just read is the bundle's
+ * cpus; without a usable value, anything but what we knew before (prev). */
+bool container_runtime_write_seen(const struct container *ct, const struct cpumask *prev,
+			       bool prev_known);
+
+/* An exec in a placed container (the check was armed): the runtime may
+ * have written its own cpuset after our mkdir-time write (runc copies the
+ * parent's set on v1, or applies linux.resources.cpu.cpus). Re-read and
+ * re-apply. */
+int controller_on_exec(struct controller *c, const struct cpusetd_event *ev);
+
+/* --- controller_defend.c --- */
+
+/*
+ * Another process wrote a managed container's cpuset.cpus or .mems
+ * (BPF: after the write went through). The file as it is now replaces
+ * what we believed, and the decision is written again where they differ,
+ * by the same rules as every write. Logged once per container and writer.
+ */
+int controller_on_cpuset_write(struct controller *c, const struct cpusetd_event *ev);
+
+#endif

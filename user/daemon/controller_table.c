@@ -1,0 +1,215 @@
+/*
+ * The container table (by cgroup path) and what each container is: its
+ * bundle or cgroup metadata, the policy request it makes, its name in
+ * logs and in the per-pod error table. Calls no other controller file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "controller_internal.h"
+
+void container_free(struct container *ct)
+{
+	if (!ct)
+		return;
+	if (ct->cpus_fd >= 0)
+		close(ct->cpus_fd);
+	meta_release(&ct->meta);
+	free(ct);
+}
+
+void controller_free_table(struct strmap *m)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (strmap_next(m, &it, &k, &v))
+		container_free(v);
+	strmap_free(m);
+}
+
+struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (strmap_next(c->by_path, &it, &k, &v))
+		if (((struct container *)v)->cgroup_id == cgroup_id)
+			return v;
+	return NULL;
+}
+
+/* The pod's sandbox container in the table, or NULL. O(N), once per
+ * container start. */
+const struct container *controller_find_sandbox(const struct controller *c, const char *sandbox_id)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (strmap_next(c->by_path, &it, &k, &v)) {
+		const struct container *ct = v;
+
+		if (ct->meta.sandbox && strcmp(ct->info.container_id, sandbox_id) == 0)
+			return ct;
+	}
+	return NULL;
+}
+
+/* Pod annotations live on the sandbox; a runtime that does not copy them
+ * to each container (no pod_annotations) still gets them from there. */
+void container_inherit_pod(struct container *ct, const struct container *sb)
+{
+	if (sb && meta_inherit_pod(&ct->meta, &sb->meta) < 0)
+		log_warn("%s: out of memory copying the sandbox's pod annotations", ct->name);
+}
+
+/* Bundle first; without one, what the cgroup itself tells. A bundle that
+ * is there but unusable is not "without one": it stays an error (the
+ * policy refuses META_INVALID_BUNDLE), but the CPU limit still comes from
+ * the cgroup so the container is named and counted right. */
+static void load_meta(struct controller *c, struct container *ct)
+{
+	const char *tmpl[CONFIG_MAX_BUNDLE_PATHS];
+	int r;
+
+	for (unsigned i = 0; i < c->cfg->n_bundle_paths; i++)
+		tmpl[i] = c->cfg->bundle_paths[i];
+	r = meta_load(tmpl, c->cfg->n_bundle_paths, ct->info.container_id, &ct->meta);
+	if (r < 0) {
+		if (r != -ENOENT)
+			log_warn("container %s: bundle config.json: %s; using cgroup files",
+				 ct->info.container_id, strerror(-r));
+		ct->meta = (struct pod_meta){ .quota_us = -1 };
+	}
+	if (r < 0 || ct->meta.invalid == META_INVALID_BUNDLE) {
+		if (cgfs_read_cpu_quota(c->cg, ct->path, &ct->meta.quota_us, &ct->meta.period_us) == 0)
+			ct->meta.has_cpu_limit = true;
+	}
+	if (!ct->meta.pod_uid[0])
+		snprintf(ct->meta.pod_uid, sizeof(ct->meta.pod_uid), "%s", ct->info.pod_uid);
+	meta_name(&ct->meta, ct->info.container_id, ct->name, sizeof(ct->name));
+}
+
+/* cgroup_id: from the event, or 0 to stat the cgroup. */
+struct container *container_new(struct controller *c, const char *path,
+				       const struct cgfs_path_info *info, uint64_t cgroup_id)
+{
+	struct container *ct = calloc(1, sizeof(*ct));
+
+	if (!ct)
+		return NULL;
+	ct->cpus_fd = -1;
+	snprintf(ct->path, sizeof(ct->path), "%s", path);
+	ct->info = *info;
+	ct->cgroup_id = cgroup_id;
+	if (!cgroup_id && cgfs_cgroup_id(c->cg, path, &ct->cgroup_id) < 0)
+		ct->cgroup_id = 0;
+	load_meta(c, ct);
+	/* Without a bundle nothing says: expects_runtime_write decides. */
+	ct->runtime_write_pending = !ct->meta.from_bundle || ct->meta.runtime_sets_cpus;
+	return ct;
+}
+
+/* Best effort, only a speed-up for later resizes (see cgfs.h); once per
+ * container, not again at every resync. */
+void controller_skip_sched_rebuild(struct controller *c, struct container *ct)
+{
+	if (c->cfg->dry_run || ct->rebuild_skipped)
+		return;
+	cgfs_skip_sched_rebuild(c->cg, ct->path);
+	ct->rebuild_skipped = true;
+}
+
+/* The pod's integer CPUs from the pod cgroup's limit (kubelet sets it to
+ * the sum of its containers'), for Topology Manager pod scope; 0 when
+ * unknown or not integer. */
+static unsigned pod_cpus(const struct controller *c, const struct container *ct)
+{
+	char pod[sizeof(ct->path)], *slash;
+	int64_t quota;
+	uint64_t period;
+
+	if (!c->cfg->policy.alloc.pod_scope || ct->info.qos != POD_QOS_GUARANTEED)
+		return 0;
+	snprintf(pod, sizeof(pod), "%s", ct->path);
+	slash = strrchr(pod, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	if (cgfs_read_cpu_quota(c->cg, pod, &quota, &period) < 0 || quota <= 0 || !period ||
+	    (uint64_t)quota % period)
+		return 0;
+	return (unsigned)((uint64_t)quota / period);
+}
+
+void controller_request_of(const struct controller *c, const struct container *ct,
+		       struct policy_request *req)
+{
+	*req = (struct policy_request){
+		.pod = &ct->meta.pod,
+		.pod_cpus = pod_cpus(c, ct),
+		.container_id = ct->info.container_id,
+		.pod_uid = ct->meta.pod_uid,
+		.name = ct->name,
+		.sandbox = ct->meta.sandbox,
+		.qos = ct->info.qos,
+		.cores_ids = ct->meta.cores_ids,
+		.invalid = ct->meta.invalid,
+		.invalid_why = ct->meta.error,
+		.quota_us = ct->meta.has_cpu_limit ? ct->meta.quota_us : -1,
+		.period_us = ct->meta.has_cpu_limit ? ct->meta.period_us : 0,
+	};
+}
+
+void container_log_decision(const struct container *ct)
+{
+	char cpus[CPULIST_MAX], mems[CPULIST_MAX];
+
+	cpulist_format(&ct->d.cpus, cpus, sizeof(cpus));
+	cpulist_format(&ct->d.mems, mems, sizeof(mems));
+	log_info("%s (%.12s): %s%s, cpus %s%s%s", ct->name, ct->info.container_id,
+		 policy_kind_name(ct->d.kind), ct->meta.sandbox ? " sandbox" : "", cpus,
+		 cpumask_empty(&ct->d.mems) ? "" : ", mems ", mems);
+}
+
+/* The container's name in the per-pod error table: "POD" for a sandbox,
+ * as meta_name says it; "?" when no bundle said (an invalid one). */
+const char *container_error_name(const struct container *ct)
+{
+	if (ct->meta.sandbox)
+		return "POD";
+	return ct->meta.container_name[0] ? ct->meta.container_name : "?";
+}
+
+/* The pod's key there: its name, or, when no bundle said (an invalid
+ * one), its UID from the cgroup path, so two such pods stay apart. */
+const char *container_error_pod(const struct container *ct)
+{
+	return ct->meta.pod_name[0] ? ct->meta.pod_name : ct->meta.pod_uid;
+}
+
+/* Into the per-pod error table (pod_errors.h): kubelet's next attempt of
+ * the same container adds to the same entry. ENOMEM: the error is still
+ * logged and counted, only not listed. */
+void controller_note_pod_error(struct controller *c, const struct container *ct, const char *reason,
+			   const char *message, const char *action)
+{
+	struct pod_error e = { 0 };
+
+	snprintf(e.namespace_, sizeof(e.namespace_), "%s", ct->meta.namespace_);
+	snprintf(e.pod, sizeof(e.pod), "%s", container_error_pod(ct));
+	snprintf(e.container, sizeof(e.container), "%s", container_error_name(ct));
+	snprintf(e.pod_uid, sizeof(e.pod_uid), "%s", ct->meta.pod_uid);
+	snprintf(e.container_id, sizeof(e.container_id), "%s", ct->info.container_id);
+	snprintf(e.reason, sizeof(e.reason), "%s", reason);
+	snprintf(e.message, sizeof(e.message), "%s", message);
+	snprintf(e.action, sizeof(e.action), "%s", action);
+	if (pod_errors_note(c->errors, &e, clock_unix_s()) < 0)
+		log_warn("%s: error table full (out of memory); %s not listed", ct->name, reason);
+	c->dirty = true;
+}

@@ -1,0 +1,100 @@
+/*
+ * The daemon's counters, in one table. Each X(name, metric, help) row
+ * makes a field of struct cpusetd_counters, a key of status.json's
+ * "counters" object (name) and, when metric is not NULL, a Prometheus
+ * counter with its help text (export_prom.c). A new counter is one row
+ * here and the line of code that counts it.
+ */
+#ifndef CPUSETD_COUNTERS_H
+#define CPUSETD_COUNTERS_H
+
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CPUSETD_COUNTERS(X) \
+	X(events, "cpusetd_events_total", "Cgroup events handled.") \
+	X(events_lost, "cpusetd_bpf_events_lost_total", \
+	  "Cgroup events lost in a full BPF ring buffer (each forces a resync).") \
+	X(resyncs, "cpusetd_resyncs_total", "Full rebuilds from the live cgroups.") \
+	X(resync_failures, "cpusetd_resync_failures_total", \
+	  "Resyncs that could not read the cgroup tree (retried every second).") \
+	X(resizes, "cpusetd_pool_resizes_total", \
+	  "Times every pooled container was brought to new pools.") \
+	X(cgroup_writes, "cpusetd_cgroup_writes_total", \
+	  "cpuset.cpus/cpuset.mems writes attempted.") \
+	X(cgroup_write_errors, "cpusetd_cgroup_write_errors_total", \
+	  "cpuset writes that failed (a vanished cgroup is not an error).") \
+	X(exec_reapplied, "cpusetd_exec_reapplied_total", \
+	  "Containers whose runtime changed their cpuset before the first exec.") \
+	X(rejected, "cpusetd_rejected_containers_total", \
+	  "Containers killed for an admission error (on_error=reject).") \
+	X(inplace_resizes, "cpusetd_inplace_resizes_total", \
+	  "In-place CPU limit changes of Guaranteed containers applied.") \
+	X(inplace_resizes_refused, "cpusetd_inplace_resizes_refused_total", \
+	  "In-place CPU limit changes that could not be placed (retried).") \
+	X(hotplug_changes, "cpusetd_hotplug_changes_total", \
+	  "Changes of the online CPU set applied.") \
+	X(hotplug_replacements, "cpusetd_hotplug_replacements_total", \
+	  "CPUs given to integer containers in place of CPUs that went offline.") \
+	X(hotplug_shortfalls, "cpusetd_hotplug_shortfalls_total", \
+	  "Integer containers left with fewer CPUs than asked after a CPU went offline.") \
+	X(events_stale, "cpusetd_events_stale_total", \
+	  "Events dropped: queued before a resync, or for a cgroup that is gone or was made again.") \
+	X(exited_released, "cpusetd_exited_released_total", \
+	  "Exclusive or annotated containers whose CPUs were released because every task exited.") \
+	/* by writer in .prom: cpusetd_foreign_cpuset_writes_total{comm} */ \
+	X(foreign_writes, NULL, NULL) \
+	X(foreign_restores, "cpusetd_foreign_write_restores_total", \
+	  "Foreign cpuset writes undone by writing the placement again.") \
+	X(write_conflicts, "cpusetd_write_conflicts_total", \
+	  "Containers given up after a writer kept overwriting their cpuset (write_conflict).")
+
+/* Monotonic since the daemon started. */
+struct cpusetd_counters {
+#define COUNTER_FIELD(name, metric, help) uint64_t name;
+	CPUSETD_COUNTERS(COUNTER_FIELD)
+#undef COUNTER_FIELD
+};
+
+/* One row of the table: the field is at offset in struct cpusetd_counters. */
+struct counter_info {
+	const char *name;	/* status.json key, and the field's name */
+	const char *metric;	/* Prometheus name, or NULL: not exported as one */
+	const char *help;	/* its HELP text (NULL with metric) */
+	size_t offset;
+};
+
+#define COUNTER_INFO(name, metric, help) +1
+enum { COUNTERS_N = 0 CPUSETD_COUNTERS(COUNTER_INFO) };
+#undef COUNTER_INFO
+
+/* Every counter, in table order (COUNTERS_N rows). */
+extern const struct counter_info counter_info[COUNTERS_N];
+
+/* The value of row i of n. i < COUNTERS_N. */
+static inline uint64_t counter_value(const struct cpusetd_counters *n, unsigned i)
+{
+	return *(const uint64_t *)((const char *)n + counter_info[i].offset);
+}
+
+/*
+ * Resize convergence (cpusetd_resize_convergence_seconds): bucket[i]
+ * counts the samples <= convergence_le_ns[i] and above the bound before
+ * it; the last slot, those above every bound. Not cumulative.
+ */
+#define CONVERGENCE_BUCKETS	16
+extern const uint64_t convergence_le_ns[CONVERGENCE_BUCKETS];
+
+struct convergence_hist {
+	uint64_t bucket[CONVERGENCE_BUCKETS + 1];
+	uint64_t sum_ns;
+};
+
+/* One sample of ns nanoseconds into h. Cannot fail. */
+void convergence_add(struct convergence_hist *h, uint64_t ns);
+
+#endif
