@@ -23,7 +23,7 @@
 #include "user/base/procs.h"
 #include "controller_plan.h"
 
-int controller_init(struct controller *c, const struct cpusetd_config *cfg,
+static int init(struct controller *c, const struct cpusetd_config *cfg,
 		    struct cgfs *cg, const struct topology *topo, const char *root)
 {
 	int r;
@@ -55,7 +55,7 @@ int controller_init(struct controller *c, const struct cpusetd_config *cfg,
 	return 0;
 }
 
-void controller_fini(struct controller *c)
+static void fini(struct controller *c)
 {
 	size_t it = 0;
 	const char *k;
@@ -73,4 +73,67 @@ void controller_fini(struct controller *c)
 	policy_free(c->policy);
 	c->by_path = NULL;
 	c->policy = NULL;
+}
+
+int controller_new(const struct cpusetd_config *cfg, struct cgfs *cg,
+		   const struct topology *topo, const char *root, struct controller **ret)
+{
+	struct controller *c = calloc(1, sizeof(*c));
+	int r;
+
+	*ret = NULL;
+	if (!c)
+		return -ENOMEM;
+	r = init(c, cfg, cg, topo, root);
+	if (r < 0) {
+		free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+void controller_free(struct controller *c)
+{
+	if (!c)
+		return;
+	fini(c);
+	free(c);
+}
+
+void controller_attach_bpf(struct controller *c, struct bpf_events *bpf,
+			   struct bpf_telemetry *tel)
+{
+	c->bpf = bpf;
+	c->tel = tel;
+}
+
+const char *controller_root(const struct controller *c)
+{
+	return c->root;
+}
+
+void controller_set_root(struct controller *c, const char *root)
+{
+	snprintf(c->root, sizeof(c->root), "%s", root);
+}
+
+void controller_count_lost(struct controller *c, uint64_t n)
+{
+	c->n.events_lost += n;
+}
+
+int controller_resync_failed(const struct controller *c)
+{
+	return c->resync_failed;
+}
+
+bool controller_dirty(const struct controller *c)
+{
+	return c->dirty;
+}
+
+void controller_exported(struct controller *c, bool dirty)
+{
+	c->dirty = dirty;
 }

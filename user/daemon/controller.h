@@ -17,23 +17,61 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "cgroupfs/cgfs.h"
+#include "maps/cpusetd.h"
 #include "user/bpf/bpf_events.h"
 #include "user/bpf/bpf_telemetry.h"
 #include "user/config/config.h"
-#include "user/meta/meta.h"
-#include "user/policy/pod_errors.h"
-#include "user/policy/policy.h"
-#include "user/export/status.h"
+#include "user/export/snapshot.h"
 #include "user/topo/topology.h"
 
+struct controller;	/* opaque: controller_internal.h */
+
 /*
- * Sets up c (caller-allocated) over borrowed cfg, cg, topo. root may be
- * "" when the kubepods root does not exist yet. Returns 0, -EINVAL (bad
- * policy config), -ENOMEM.
+ * A controller over borrowed cfg, cg and topo (they must outlive it).
+ * root is the kubepods root ("/kubepods", "/kubepods.slice"), or "" when
+ * it does not exist yet (controller_set_root). Returns 0 and *ret,
+ * -EINVAL (reserved_cpus not all online, bad policy config), -ENOMEM.
  */
-int controller_init(struct controller *c, const struct cpusetd_config *cfg,
-		    struct cgfs *cg, const struct topology *topo, const char *root);
-void controller_fini(struct controller *c);
+int controller_new(const struct cpusetd_config *cfg, struct cgfs *cg,
+		   const struct topology *topo, const char *root, struct controller **ret);
+
+/* Frees c and its table (open fds closed); the cgroups stay as they are.
+ * Accepts NULL. */
+void controller_free(struct controller *c);
+
+/* Where BPF lives: the event loader (placement and lifecycle maps) and
+ * the telemetry (cpu_owner, cgroup_stats); either may be NULL (running
+ * without). Borrowed. Cannot fail. */
+void controller_attach_bpf(struct controller *c, struct bpf_events *bpf,
+			   struct bpf_telemetry *tel);
+
+/* The kubepods root, "" until known. */
+const char *controller_root(const struct controller *c);
+
+/* The kubepods root appeared (its mkdir event): from now on events under
+ * it are handled. The caller resyncs next. Cannot fail (cut to
+ * CGFS_PATH_MAX). */
+void controller_set_root(struct controller *c, const char *root);
+
+/* n more events lost in a full ring buffer (counted; the caller resyncs). */
+void controller_count_lost(struct controller *c, uint64_t n);
+
+/* The -errno of the last resync when it failed, 0 when the last worked. */
+int controller_resync_failed(const struct controller *c);
+
+/* A placement or a listed error changed since controller_exported. */
+bool controller_dirty(const struct controller *c);
+
+/* Marks everything as exported (after status.json and the .prom); or,
+ * with dirty, asks for an export without a change (start-up). */
+void controller_exported(struct controller *c, bool dirty);
+
+/*
+ * The exporters' view of c (snapshot.h) into *ret: containers in table
+ * order, pools, counters, errors. Valid until c changes; release with
+ * snapshot_release. Returns 0 or -ENOMEM (*ret zeroed).
+ */
+int controller_snapshot(const struct controller *c, struct snapshot *ret);
 
 /*
  * Rebuilds every placement from the live cgroups and bundles (start-up,
@@ -41,13 +79,13 @@ void controller_fini(struct controller *c);
  * keep it, everything else is (re)placed, every shared container gets the
  * pool. Returns 0, -ENOENT when the root does not exist, -ENOMEM, or
  * the -errno of reading the tree. On failure the table and placements
- * stay as they were, c->resync_failed holds the error (logged once per
+ * stay as they were, controller_resync_failed() says the error (logged once per
  * errno) until a resync works: the caller retries (controller_retry_resync).
  */
 int controller_resync(struct controller *c);
 
 /*
- * Retries a failed resync (c->resync_failed != 0); does nothing after a
+ * Retries a failed resync (controller_resync_failed() != 0); does nothing after a
  * good one. Returns what controller_resync returns, 0 when nothing to do.
  */
 int controller_retry_resync(struct controller *c);
@@ -87,9 +125,6 @@ int controller_check_resizes(struct controller *c);
  * Returns 0, or -ENOMEM / the policy's error with nothing changed.
  */
 int controller_set_topology(struct controller *c, const struct topology *topo);
-
-/* Container for a cgroup id, or NULL (linear: exec events are rare). */
-struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id);
 
 /*
  * Brings the telemetry maps user space owns up to date with the

@@ -123,6 +123,9 @@ static inline bool pooled(const struct container *ct)
 	       (ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE);
 }
 
+/* Container for a cgroup id, or NULL (linear: exec events are rare). */
+struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id);
+
 /* --- controller_write.c, also for the plan's writes --- */
 
 /* Counts one cgroup write of file `what` for ct with result r (0 or

@@ -23,7 +23,7 @@
 #include "user/bpf/bpf_events.h"
 #include "user/bpf/bpf_telemetry.h"
 #include "user/config/config.h"
-#include "controller_internal.h"
+#include "controller.h"
 #include "user/export/export_textfile.h"
 #include "user/base/files.h"
 #include "user/topo/hotplug.h"
@@ -38,8 +38,7 @@ struct daemon {
 	struct instance_lock lock;
 	struct bpf_events *bpf;
 	struct bpf_telemetry *tel;	/* NULL: running without telemetry */
-	struct controller ctl;
-	bool ctl_ready;
+	struct controller *ctl;		/* NULL until start() made it */
 	uint64_t lost_seen;
 	struct export_textfile *prom;	/* NULL: no textfile export */
 	int epfd, sigfd;
@@ -97,13 +96,14 @@ static int on_event(const struct cpusetd_event *ev, void *ctx)
 {
 	struct daemon *d = ctx;
 
-	if (!d->ctl.root[0] && ev->type == CPUSETD_EV_MKDIR && is_awaited_root(d, ev->path)) {
-		snprintf(d->ctl.root, sizeof(d->ctl.root), "%s", ev->path);
+	if (!controller_root(d->ctl)[0] && ev->type == CPUSETD_EV_MKDIR &&
+	    is_awaited_root(d, ev->path)) {
+		controller_set_root(d->ctl, ev->path);
 		bpf_events_set_root(d->bpf, ev->cgroup_id, ev->level);
 		log_notice("kubepods root %s appeared", ev->path);
-		return controller_resync(&d->ctl) == -ENOMEM ? -ENOMEM : 0;
+		return controller_resync(d->ctl) == -ENOMEM ? -ENOMEM : 0;
 	}
-	return controller_handle(&d->ctl, ev);
+	return controller_handle(d->ctl, ev);
 }
 
 static int open_bpf(struct daemon *d, const char *root)
@@ -258,7 +258,7 @@ static int check_online(struct daemon *d)
 		topo_free(t);
 		return 0;
 	}
-	r = controller_set_topology(&d->ctl, t);
+	r = controller_set_topology(d->ctl, t);
 	if (r < 0) {
 		log_error("CPU hotplug: cannot follow the new online set: %s", strerror(-r));
 		topo_free(t);
@@ -288,7 +288,7 @@ static int on_resize_timer(struct daemon *d)
 
 	if (read(d->resize_tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 		return -errno;
-	return controller_check_resizes(&d->ctl) == -ENOMEM ? -ENOMEM : 0;
+	return controller_check_resizes(d->ctl) == -ENOMEM ? -ENOMEM : 0;
 }
 
 /* Returns 1 to stop, 0 to go on, -ENOMEM. SIGHUP re-reads the online
@@ -303,9 +303,9 @@ static int on_signal(struct daemon *d)
 		log_notice("SIGHUP: full resync");
 		if (check_online(d) == -ENOMEM)
 			return -ENOMEM;
-		if (d->ctl.root[0])
-			controller_resync(&d->ctl);
-		controller_check_resizes(&d->ctl);
+		if (controller_root(d->ctl)[0])
+			controller_resync(d->ctl);
+		controller_check_resizes(d->ctl);
 	}
 	return 0;
 }
@@ -320,11 +320,11 @@ static void check_lost(struct daemon *d)
 		return;
 	log_warn("%llu BPF events lost (ring buffer full): full resync",
 		 (unsigned long long)(lost - d->lost_seen));
-	d->ctl.n.events_lost += lost - d->lost_seen;
+	controller_count_lost(d->ctl, lost - d->lost_seen);
 	d->lost_seen = lost;
 	check_online(d);	/* a resync is a full look: hotplug included */
-	if (d->ctl.root[0])
-		controller_resync(&d->ctl);
+	if (controller_root(d->ctl)[0])
+		controller_resync(d->ctl);
 }
 
 /* A failed resync (the tree unreadable for a moment) is retried every
@@ -333,26 +333,37 @@ static int retry_resync(struct daemon *d)
 {
 	uint64_t now = mono_us();
 
-	if (!d->ctl.resync_failed || now - d->resync_tried_us < RESYNC_RETRY_MS * 1000ULL)
+	if (!controller_resync_failed(d->ctl) || now - d->resync_tried_us < RESYNC_RETRY_MS * 1000ULL)
 		return 0;
 	d->resync_tried_us = now;
-	return controller_retry_resync(&d->ctl);
+	return controller_retry_resync(d->ctl);
 }
 
 static void write_status(struct daemon *d)
 {
 	int r;
 
-	/* Before dirty is cleared: a placement change rewrites it too. */
-	export_textfile_tick(d->prom, &d->ctl);
-	if (!status_due(&d->ctl, &d->beat))
+	struct snapshot s;
+
+	if (!status_due(controller_dirty(d->ctl), &d->beat) &&
+	    !export_textfile_due(d->prom, controller_dirty(d->ctl)))
+		return;	/* the common turn: nothing to take a snapshot for */
+	if (controller_dirty(d->ctl))
+		controller_sync_telemetry(d->ctl);
+	if (controller_snapshot(d->ctl, &s) < 0) {
+		log_warn("out of memory taking the status snapshot; exporting later");
 		return;
-	if (d->ctl.dirty)
-		controller_sync_telemetry(&d->ctl);
-	r = status_write(&d->ctl, &d->beat, d->cfg.state_dir);
-	if (r < 0)
-		log_warn("cannot write %s/%s: %s", d->cfg.state_dir, STATUS_FILE, strerror(-r));
-	d->ctl.dirty = false;
+	}
+	/* One snapshot for both: they say the same thing. */
+	export_textfile_tick(d->prom, &s);
+	if (status_due(s.dirty, &d->beat)) {
+		r = status_write(&s, &d->beat, d->cfg.state_dir);
+		if (r < 0)
+			log_warn("cannot write %s/%s: %s", d->cfg.state_dir, STATUS_FILE,
+				 strerror(-r));
+	}
+	snapshot_release(&s);
+	controller_exported(d->ctl, false);
 }
 
 static int run(struct daemon *d)
@@ -366,7 +377,7 @@ static int run(struct daemon *d)
 		int n, r;
 
 		timeout = status_timeout_ms(&d->beat, timeout);	/* status.json's heartbeat */
-		if (d->ctl.resync_failed && (timeout < 0 || timeout > RESYNC_RETRY_MS))
+		if (controller_resync_failed(d->ctl) && (timeout < 0 || timeout > RESYNC_RETRY_MS))
 			timeout = RESYNC_RETRY_MS;
 		n = epoll_wait(d->epfd, evs, 4, timeout > 0 ? timeout : 1);
 
@@ -498,15 +509,13 @@ static int start(struct daemon *d)
 		log_error("cannot load the BPF programs: %s", strerror(-r));
 		return r;
 	}
-	r = controller_init(&d->ctl, &d->cfg, d->cg, d->topo, root);
+	r = controller_new(&d->cfg, d->cg, d->topo, root, &d->ctl);
 	if (r < 0) {
 		log_error("controller: %s", strerror(-r));
 		return r;
 	}
-	d->ctl_ready = true;
-	d->ctl.bpf = d->bpf;
 	open_telemetry(d);
-	d->ctl.tel = d->tel;
+	controller_attach_bpf(d->ctl, d->bpf, d->tel);
 	r = open_export(d);
 	if (r < 0)
 		return r;
@@ -523,13 +532,13 @@ static int start(struct daemon *d)
 		log_warn("no BPF hook on cpuset writes attached: a foreign write is undone only "
 			 "at the container's exec or the next resync (SIGHUP)");
 	if (root[0]) {
-		r = controller_resync(&d->ctl);
+		r = controller_resync(d->ctl);
 		if (r < 0) {
 			log_error("initial resync failed: %s", strerror(-r));
 			return r;
 		}
 	}
-	d->ctl.dirty = true;
+	controller_exported(d->ctl, true);
 	write_status(d);
 	return 0;
 }
@@ -551,8 +560,7 @@ int main(int argc, char **argv)
 		sd_notify(0, "STOPPING=1");
 		log_info("stopping; placements stay as they are");
 	}
-	if (d.ctl_ready)
-		controller_fini(&d.ctl);
+	controller_free(d.ctl);
 	bpf_telemetry_free(d.tel);
 	export_textfile_free(d.prom);
 	bpf_events_free(d.bpf);

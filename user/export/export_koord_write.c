@@ -1,13 +1,12 @@
 /*
- * Writes <state-dir>/topology.json (export_koord.h) from the controller's
+ * Writes <state-dir>/topology.json (export_koord.h) from a snapshot of the
  * placements, next to status.json and through the same atomic write
  * (files_write_atomic).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "user/daemon/controller_internal.h"
-#include "user/base/strmap.h"
+#include "snapshot.h"
 #include "export_koord.h"
 #include "export_koord_write.h"
 #include "user/base/files.h"
@@ -22,36 +21,33 @@ static struct export_koord_pod *pod_find(struct export_koord_pod *pods, size_t n
 	return NULL;
 }
 
-static bool has_own_cpus(const struct container *ct)
+static bool has_own_cpus(const struct policy_decision *d)
 {
-	return !ct->d.err && (ct->d.kind == CPUSETD_KIND_INTEGER ||
-			      ct->d.kind == CPUSETD_KIND_ANNOTATED);
+	return !d->err && (d->kind == CPUSETD_KIND_INTEGER || d->kind == CPUSETD_KIND_ANNOTATED);
 }
 
 /* One entry per pod with exclusive CPUs into *ret (caller frees), *ret_n. */
-static int collect(const struct controller *c, struct export_koord_pod **ret, size_t *ret_n)
+static int collect(const struct snapshot *s, struct export_koord_pod **ret, size_t *ret_n)
 {
-	size_t cap = strmap_count(c->by_path), n = 0, it = 0;
-	struct export_koord_pod *pods = calloc(cap ? cap : 1, sizeof(*pods));
-	const char *k;
-	void *v;
+	struct export_koord_pod *pods = calloc(s->n_containers + 1, sizeof(*pods));
+	size_t n = 0;
 
 	if (!pods)
 		return -ENOMEM;
-	while (strmap_next(c->by_path, &it, &k, &v)) {
-		const struct container *ct = v;
+	for (size_t i = 0; i < s->n_containers; i++) {
+		const struct snapshot_container *ct = &s->containers[i];
 		struct export_koord_pod *p;
 
-		if (!has_own_cpus(ct))
+		if (!has_own_cpus(ct->d))
 			continue;
-		p = pod_find(pods, n, ct->meta.pod_uid);
+		p = pod_find(pods, n, ct->meta->pod_uid);
 		if (!p) {
 			p = &pods[n++];
-			p->namespace_ = ct->meta.namespace_;
-			p->name = ct->meta.pod_name;
-			p->uid = ct->meta.pod_uid;
+			p->namespace_ = ct->meta->namespace_;
+			p->name = ct->meta->pod_name;
+			p->uid = ct->meta->pod_uid;
 		}
-		cpumask_or(&p->cpus, &p->cpus, &ct->d.cpus);
+		cpumask_or(&p->cpus, &p->cpus, &ct->d->cpus);
 	}
 	export_koord_sort(pods, n);
 	*ret = pods;
@@ -59,20 +55,18 @@ static int collect(const struct controller *c, struct export_koord_pod **ret, si
 	return 0;
 }
 
-int export_koord_write(const struct controller *c, const char *state_dir)
+int export_koord_write(const struct snapshot *s, const char *state_dir)
 {
 	struct export_koord_pod *pods;
-	struct cpumask pool;
 	const char *text;
 	json_object *o;
 	size_t n;
 	int r;
 
-	r = collect(c, &pods, &n);
+	r = collect(s, &pods, &n);
 	if (r < 0)
 		return r;
-	policy_shared_pool(c->policy, &pool);
-	o = export_koord_json(c->topo, pods, n, &pool);
+	o = export_koord_json(s->topo, pods, n, &s->shared_pool);
 	free(pods);
 	if (!o)
 		return -ENOMEM;

@@ -6,13 +6,13 @@
 #error "user-space header: BPF programs share only maps/cpusetd.h"
 #endif
 
-struct controller;
+struct snapshot;
 
 /*
- * Writes <state_dir>/topology.json for c's topology, exclusive pods and
+ * Writes <state_dir>/topology.json for the snapshot's topology, exclusive pods and
  * shared pool, atomically (files_write_atomic). Returns 0, -ENOMEM, or
  * the -errno of the write (the old file stays in place).
  */
-int export_koord_write(const struct controller *c, const char *state_dir);
+int export_koord_write(const struct snapshot *s, const char *state_dir);
 
 #endif

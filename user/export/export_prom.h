@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include "user/base/cpumask.h"
 #include "counters.h"
+#include "snapshot.h"
 #include "user/policy/pod_errors.h"
 #include "user/telemetry/telemetry.h"
 
@@ -52,12 +53,6 @@ struct export_container {
 	const char *error_action;	/* "rejected" or "shared" */
 };
 
-/* Foreign cpuset writes by one writer (its comm: untrusted, escaped). */
-struct export_writer {
-	const char *comm;
-	uint64_t writes;
-};
-
 struct export_view {
 	const char *version;		/* cpusetd version */
 	const char *cgroup_mode;	/* "v1", "hybrid", "v2" */
@@ -73,7 +68,7 @@ struct export_view {
 	 * until the pod is gone, in name order. */
 	const struct pod_error *const *pod_errors;
 	size_t n_pod_errors;
-	const struct export_writer *writers;	/* foreign writers */
+	const struct snapshot_writer *writers;	/* foreign writers (comm escaped) */
 	size_t n_writers;
 	struct export_hist convergence;	/* event -> no shared container overlaps */
 	double last_sync_s;		/* unix seconds; 0 = never */

@@ -1,8 +1,8 @@
 /*
- * The Prometheus textfile export (export_textfile.h): controller ->
+ * The Prometheus textfile export (export_textfile.h): snapshot ->
  * export_view -> export_prom_render -> files_write_atomic.
  *
- * The view borrows the controller's strings; it lives only for one
+ * The view borrows the snapshot's strings; it lives only for one
  * render. Containers are sorted (namespace, pod, container, id) so that
  * two files of the same state are the same text.
  */
@@ -12,13 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "user/daemon/controller_internal.h"
+#include "user/base/clock.h"
 #include "export_prom.h"
 #include "export_textfile.h"
+#include "snapshot.h"
 #include "user/base/files.h"
-#include "user/base/strmap.h"
 #include "user/base/log.h"
-#include "user/base/strmap.h"
 
 struct export_textfile {
 	char dir[PATH_MAX], name[NAME_MAX + 1];
@@ -76,18 +75,18 @@ void export_textfile_set_telemetry(struct export_textfile *e, export_telemetry_r
 
 /* "Last sync": the last loop turn that handled events or a resync and
  * saw no new cgroup write error. */
-static void track_sync(struct export_textfile *e, const struct controller *c)
+static void track_sync(struct export_textfile *e, const struct cpusetd_counters *n)
 {
-	if (c->n.events != e->seen_events || c->n.resyncs != e->seen_resyncs) {
-		if (c->n.cgroup_write_errors == e->seen_write_errors)
-			e->last_sync_s = (double)clock_us(CLOCK_REALTIME) / 1e6;
-		e->seen_events = c->n.events;
-		e->seen_resyncs = c->n.resyncs;
+	if (n->events != e->seen_events || n->resyncs != e->seen_resyncs) {
+		if (n->cgroup_write_errors == e->seen_write_errors)
+			e->last_sync_s = clock_unix_s();
+		e->seen_events = n->events;
+		e->seen_resyncs = n->resyncs;
 	}
-	e->seen_write_errors = c->n.cgroup_write_errors;
+	e->seen_write_errors = n->cgroup_write_errors;
 }
 
-/* --- controller -> view --- */
+/* --- snapshot -> view --- */
 
 static int cmp_ct(const void *a, const void *b)
 {
@@ -101,155 +100,126 @@ static int cmp_ct(const void *a, const void *b)
 	return r ? r : strcmp(x->container_id, y->container_id);
 }
 
-static void fill_container(const struct controller *c, const struct container *ct,
-			   struct export_container *ret)
+static void fill_container(const struct snapshot_container *ct, struct export_container *ret)
 {
-	const struct policy_entry *pe = policy_lookup(c->policy, ct->info.container_id);
+	const struct policy_decision *d = ct->d;
 
 	*ret = (struct export_container){
-		.namespace_ = ct->meta.namespace_,
-		.pod = ct->meta.pod_name,
+		.namespace_ = ct->meta->namespace_,
+		.pod = ct->meta->pod_name,
 		/* kubelet's (and cAdvisor's) name for the sandbox */
-		.container = ct->meta.sandbox ? "POD" : ct->meta.container_name,
-		.container_id = ct->info.container_id,
-		.kind = policy_kind_name(ct->d.kind),
-		.qos = pod_qos_name(ct->info.qos),
-		.qos_class = pe ? policy_qos_name(pe->qos) : "",
-		.cpus = ct->d.cpus,
-		.mems = ct->d.mems,
-		.exclusive = ct->d.kind == CPUSETD_KIND_INTEGER || ct->d.kind == CPUSETD_KIND_ANNOTATED,
+		.container = ct->meta->sandbox ? "POD" : ct->meta->container_name,
+		.container_id = ct->container_id,
+		.kind = policy_kind_name(d->kind),
+		.qos = pod_qos_name(ct->qos),
+		.qos_class = ct->entry ? policy_qos_name(ct->entry->qos) : "",
+		.cpus = d->cpus,
+		.mems = d->mems,
+		.exclusive = d->kind == CPUSETD_KIND_INTEGER || d->kind == CPUSETD_KIND_ANNOTATED,
 		.cgroup_id = ct->cgroup_id,
-		.error = ct->d.err ? policy_error_name(ct->d.err) : NULL,
-		.error_action = ct->d.reject ? "rejected" : "shared",
+		.error = d->err ? policy_error_name(d->err) : NULL,
+		.error_action = d->reject ? "rejected" : "shared",
 	};
 }
 
 /* The containers, sorted; *ret is malloc'ed (NULL when there are none). */
-static int gather_containers(const struct controller *c, struct export_container **ret, size_t *ret_n)
+static int gather_containers(const struct snapshot *s, struct export_container **ret, size_t *ret_n)
 {
 	struct export_container *list = NULL;
-	size_t n = 0, cap = 0, it = 0;
-	const char *k;
-	void *v;
 
-	while (strmap_next(c->by_path, &it, &k, &v)) {
-		if (n == cap) {
-			struct export_container *l;
-
-			cap = cap ? cap * 2 : 64;
-			l = realloc(list, cap * sizeof(*l));
-			if (!l) {
-				free(list);
-				return -ENOMEM;
-			}
-			list = l;
-		}
-		fill_container(c, v, &list[n++]);
+	if (s->n_containers) {
+		list = calloc(s->n_containers, sizeof(*list));
+		if (!list)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->n_containers; i++)
+			fill_container(&s->containers[i], &list[i]);
+		qsort(list, s->n_containers, sizeof(*list), cmp_ct);
 	}
-	if (n)
-		qsort(list, n, sizeof(*list), cmp_ct);
 	*ret = list;
-	*ret_n = n;
+	*ret_n = s->n_containers;
 	return 0;
 }
 
-static const char *mode_name(enum cgfs_mode m)
-{
-	return m == CGFS_MODE_V2 ? "v2" : m == CGFS_MODE_HYBRID ? "hybrid" : "v1";
-}
-
 /* Everything but the containers and the telemetry. */
-static void fill_view(const struct export_textfile *e, const struct controller *c,
+static void fill_view(const struct export_textfile *e, const struct snapshot *s,
 		      const char **reasons, struct export_view *v)
 {
 	*v = (struct export_view){
-		.version = CPUSETD_VERSION,
-		.cgroup_mode = mode_name(cgfs_mounts(c->cg)->mode),
-		.bpf_attach = c->bpf ? bpf_events_attach_mode(c->bpf) : "none",
-		.online = c->topo->online,
+		.version = s->version,
+		.cgroup_mode = s->cgroup_mode,
+		.bpf_attach = s->bpf_attach,
+		.online = s->topo->online,
 		/* index 0 is POLICY_OK: not a reason */
 		.error_reasons = reasons + 1,
-		.error_counts = c->admission_errors + 1,
+		.error_counts = s->admission_errors + 1,
 		.n_error_reasons = POLICY_ERR__COUNT - 1,
-		.n = c->n,
+		.n = *s->n,
 		.convergence = { .n = CONVERGENCE_BUCKETS, .le_ns = convergence_le_ns,
-				 .bucket = c->conv_hist.bucket, .sum_ns = c->conv_hist.sum_ns },
+				 .bucket = s->conv_hist->bucket, .sum_ns = s->conv_hist->sum_ns },
+		.writers = s->writers,
+		.n_writers = s->n_writers,
+		.shared_pool = s->shared_pool,
+		.be_pool = s->be_pool,
+		.reserved = s->reserved,
 		.last_sync_s = e->last_sync_s,
-		.update_s = (double)clock_us(CLOCK_REALTIME) / 1e6,
+		.update_s = clock_unix_s(),
 	};
 	for (unsigned i = 0; i < POLICY_ERR__COUNT; i++)
 		reasons[i] = policy_error_name((enum policy_error)i);
-	policy_shared_pool(c->policy, &v->shared_pool);
-	policy_be_pool(c->policy, &v->be_pool);
-	policy_reserved(c->policy, &v->reserved);
 }
 
 /* CPU ids the snapshot must cover: up to the highest present one. */
-static unsigned n_cpus_of(const struct controller *c)
+static unsigned n_cpus_of(const struct snapshot *s)
 {
 	int cpu, last = -1;
 
-	cpumask_for_each(cpu, &c->topo->present)
+	cpumask_for_each(cpu, &s->topo->present)
 		last = cpu;
 	return (unsigned)(last + 1);
 }
 
-/* The pod errors in name order, and the foreign writers, as the view
- * wants them (arrays the caller frees). 0 or -ENOMEM. */
-static int gather_extras(const struct controller *c, struct export_view *v,
-			 const struct pod_error ***ret_errs, struct export_writer **ret_w)
+/* The pod errors in name order, as the view wants them (an array the
+ * caller frees). 0 or -ENOMEM. */
+static int gather_errors(const struct snapshot *s, struct export_view *v,
+			 const struct pod_error ***ret)
 {
-	size_t ne = pod_errors_count(c->errors), nw = strmap_count(c->writers), i = 0;
+	size_t ne = pod_errors_count(s->errors), i = 0;
 	const struct pod_error **errs = calloc(ne + 1, sizeof(*errs));
-	struct export_writer *w = calloc(nw + 1, sizeof(*w));
 	const struct pod_error *e;
-	const char *k;
-	void *val;
 
-	if (!errs || !w) {
-		free(errs);
-		free(w);
+	if (!errs)
 		return -ENOMEM;
-	}
-	while (i < ne && (e = pod_errors_next(c->errors, &i)))
+	while (i < ne && (e = pod_errors_next(s->errors, &i)))
 		errs[i - 1] = e;
 	v->pod_errors = errs;
 	v->n_pod_errors = i;
-	i = 0;
-	for (size_t it = 0; i < nw && strmap_next(c->writers, &it, &k, &val); i++)
-		w[i] = (struct export_writer){ .comm = ((struct writer_count *)val)->comm,
-					       .writes = ((struct writer_count *)val)->writes };
-	v->writers = w;
-	v->n_writers = i;
-	*ret_errs = errs;
-	*ret_w = w;
+	*ret = errs;
 	return 0;
 }
 
-/* Renders c (and the telemetry, if any) into *ret_text / *ret_len. */
-static int render(const struct export_textfile *e, const struct controller *c,
+/* Renders s (and the telemetry, if any) into *ret_text / *ret_len. */
+static int render(const struct export_textfile *e, const struct snapshot *s,
 		  char **ret_text, size_t *ret_len)
 {
 	const char *reasons[POLICY_ERR__COUNT];
 	struct telemetry_snapshot snap = { 0 };
 	struct export_container *cts = NULL;
 	const struct pod_error **errs = NULL;
-	struct export_writer *writers = NULL;
 	struct export_view v;
 	bool have_snap = false;
 	int r;
 
-	fill_view(e, c, reasons, &v);
-	r = gather_containers(c, &cts, &v.n_containers);
+	fill_view(e, s, reasons, &v);
+	r = gather_containers(s, &cts, &v.n_containers);
 	if (r == 0)
-		r = gather_extras(c, &v, &errs, &writers);
+		r = gather_errors(s, &v, &errs);
 	if (r < 0) {
 		free(cts);
 		return r;
 	}
 	v.containers = cts;
 	if (e->read) {
-		r = e->read(e->ctx, n_cpus_of(c), &snap);
+		r = e->read(e->ctx, n_cpus_of(s), &snap);
 		have_snap = r == 0;
 		if (r < 0)
 			log_debug("telemetry snapshot: %s; exporting without it", strerror(-r));
@@ -260,18 +230,17 @@ static int render(const struct export_textfile *e, const struct controller *c,
 		e->free_fn(&snap);
 	free(cts);
 	free(errs);
-	free(writers);
 	return r;
 }
 
 /* Renders and replaces the file; a missing directory is made again. */
-static int write_file(struct export_textfile *e, const struct controller *c)
+static int write_file(struct export_textfile *e, const struct snapshot *s)
 {
 	char *text = NULL;
 	size_t len = 0;
 	int r;
 
-	r = render(e, c, &text, &len);
+	r = render(e, s, &text, &len);
 	if (r < 0)
 		return r;
 	r = files_write_atomic(e->dir, e->name, text, len, 0644);
@@ -281,20 +250,25 @@ static int write_file(struct export_textfile *e, const struct controller *c)
 	return r;
 }
 
-int export_textfile_tick(struct export_textfile *e, const struct controller *c)
+bool export_textfile_due(const struct export_textfile *e, bool dirty)
+{
+	return e && (!e->written || dirty || clock_us(CLOCK_MONOTONIC) >= e->next_us);
+}
+
+int export_textfile_tick(struct export_textfile *e, const struct snapshot *s)
 {
 	uint64_t now;
 	int r;
 
 	if (!e)
 		return 0;
-	track_sync(e, c);
+	track_sync(e, s->n);
 	now = clock_us(CLOCK_MONOTONIC);
-	if (e->written && !c->dirty && now < e->next_us)
+	if (e->written && !s->dirty && now < e->next_us)
 		return 0;
 	e->written = true;
 	e->next_us = now + (uint64_t)e->interval_s * 1000000ULL;
-	r = write_file(e, c);
+	r = write_file(e, s);
 	if (r < 0 && r != e->last_err)
 		log_warn("cannot write the Prometheus textfile %s/%s: %s", e->dir, e->name,
 			 strerror(-r));

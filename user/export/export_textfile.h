@@ -1,11 +1,11 @@
 /*
- * The daemon side of the Prometheus export: turns the controller's state
+ * The daemon side of the Prometheus export: turns a snapshot of the controller (snapshot.h)
  * (and a telemetry snapshot, when there is one) into export_prom's view,
  * renders it and replaces the textfile atomically (files.h) in its own
  * directory, which node_exporter's textfile collector reads. It never
  * reads the file back.
  *
- * When: on the first call, whenever the controller is dirty (a placement
+ * When: on the first call, whenever the snapshot is dirty (a placement
  * changed), and every interval seconds, since the contention counters
  * move all the time. A failed write is logged once (until one succeeds)
  * and retried at the next occasion; it never stops the daemon.
@@ -17,10 +17,11 @@
 #error "user-space header: BPF programs share only maps/cpusetd.h"
 #endif
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "user/telemetry/telemetry.h"
 
-struct controller;
+struct snapshot;
 struct export_textfile;
 
 /*
@@ -48,12 +49,16 @@ void export_textfile_set_telemetry(struct export_textfile *e, export_telemetry_r
 				   export_telemetry_free_fn free_fn, void *ctx);
 
 /*
- * Call once per event-loop turn, before whatever clears c->dirty
- * (status.json). Rewrites the file when due (see above). Returns 1 when
- * it wrote, 0 when not due (or e is NULL), -ENOMEM, or the -errno of the
- * failed write (logged once).
+ * Call with the snapshot of each export turn (controller_snapshot, s->dirty
+ * when a placement changed). Rewrites the file when due (see above).
+ * Returns 1 when it wrote, 0 when not due (or e is NULL), -ENOMEM, or the
+ * -errno of the failed write (logged once).
  */
-int export_textfile_tick(struct export_textfile *e, const struct controller *c);
+/* Whether export_textfile_tick would write now (dirty: a placement
+ * changed), so a caller takes a snapshot only then. False for NULL. */
+bool export_textfile_due(const struct export_textfile *e, bool dirty);
+
+int export_textfile_tick(struct export_textfile *e, const struct snapshot *s);
 
 /* The event loop's epoll timeout: max_ms, or less so the next periodic
  * rewrite is on time (at least 1). Cannot fail. */

@@ -16,10 +16,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "user/daemon/controller_internal.h"
+#include "user/base/clock.h"
 #include "user/base/files.h"
 #include "user/base/procs.h"
 #include "export_koord_write.h"
+#include "snapshot.h"
 #include "status.h"
 #include "status_detail.h"
 #include "user/base/strmap.h"
@@ -28,11 +29,6 @@
 static void add(json_object *o, const char *k, json_object *v)
 {
 	json_object_object_add(o, k, v);
-}
-
-static const char *mode_name(enum cgfs_mode m)
-{
-	return m == CGFS_MODE_V2 ? "v2" : m == CGFS_MODE_HYBRID ? "hybrid" : "v1";
 }
 
 /* The allocation settings in force, spelled as in the config file. */
@@ -56,14 +52,9 @@ static json_object *allocation_obj(const struct policy_config *p)
 	return o;
 }
 
-static unsigned interval_s(const struct controller *c)
-{
-	return c->cfg->export_interval_s ? c->cfg->export_interval_s : 1;
-}
-
 /* Who and how alive: what a reader needs to tell a live daemon from a
  * file left behind (status.h, "Liveness"). */
-static void add_liveness(json_object *o, const struct controller *c,
+static void add_liveness(json_object *o, const struct snapshot *s,
 			 const struct status_beat *b, double now)
 {
 	/* Our own comm and PID namespace never change: read once, not at
@@ -81,41 +72,41 @@ static void add_liveness(json_object *o, const struct controller *c,
 
 	add(o, "state", json_object_new_string(b->stopped ? "stopped" : "running"));
 	add(o, "heartbeat", json_object_new_double(now));
-	add(o, "export_interval_s", json_object_new_int((int)interval_s(c)));
+	add(o, "export_interval_s", json_object_new_int((int)s->export_interval_s));
 	add(o, "stopped_at", b->stopped ? json_object_new_double(now) : NULL);
 	add(o, "pid", json_object_new_int(getpid()));
 	add(o, "comm", json_object_new_string(comm));
 	add(o, "pid_ns", json_object_new_uint64(pidns));
 }
 
-static json_object *daemon_obj(const struct controller *c, const struct status_beat *b,
+static json_object *daemon_obj(const struct snapshot *s, const struct status_beat *b,
 			       double now)
 {
 	json_object *o = json_object_new_object();
 
-	add_liveness(o, c, b, now);
-	add(o, "cgroup_mode", json_object_new_string(mode_name(cgfs_mounts(c->cg)->mode)));
-	add(o, "kubepods_root", json_object_new_string(c->root));
-	add(o, "bpf_attach", json_object_new_string(c->bpf ? bpf_events_attach_mode(c->bpf) : "none"));
-	add(o, "write_hook", json_object_new_string(c->bpf ? bpf_events_write_hook(c->bpf) : "none"));
-	add(o, "dry_run", json_object_new_boolean(c->cfg->dry_run));
+	add_liveness(o, s, b, now);
+	add(o, "cgroup_mode", json_object_new_string(s->cgroup_mode));
+	add(o, "kubepods_root", json_object_new_string(s->kubepods_root));
+	add(o, "bpf_attach", json_object_new_string(s->bpf_attach));
+	add(o, "write_hook", json_object_new_string(s->write_hook));
+	add(o, "dry_run", json_object_new_boolean(s->dry_run));
 	add(o, "on_error", json_object_new_string(
-		c->cfg->policy.on_error == POLICY_ON_ERROR_SHARED ? "shared" : "reject"));
-	add(o, "min_shared_cpus", json_object_new_int((int)c->cfg->policy.min_shared_cpus));
-	add(o, "allocation", allocation_obj(&c->cfg->policy));
+		s->policy->on_error == POLICY_ON_ERROR_SHARED ? "shared" : "reject"));
+	add(o, "min_shared_cpus", json_object_new_int((int)s->policy->min_shared_cpus));
+	add(o, "allocation", allocation_obj(s->policy));
 	return o;
 }
 
-static json_object *error_obj(const struct container *ct)
+static json_object *error_obj(const struct policy_decision *d)
 {
 	json_object *o = json_object_new_object();
 
-	add(o, "reason", json_object_new_string(policy_error_name(ct->d.err)));
-	add(o, "message", json_object_new_string(ct->d.reason));
+	add(o, "reason", json_object_new_string(policy_error_name(d->err)));
+	add(o, "message", json_object_new_string(d->reason));
 	/* kept: a hotplug error on a placed container, which keeps running
 	 * on what it has (policy_hotplug.h). */
-	add(o, "action", json_object_new_string(ct->d.reject ? "rejected" :
-						ct->d.err_hotplug ? "kept" : "shared"));
+	add(o, "action", json_object_new_string(d->reject ? "rejected" :
+						d->err_hotplug ? "kept" : "shared"));
 	return o;
 }
 
@@ -138,34 +129,27 @@ static json_object *pod_error_obj(const struct pod_error *e)
 	return o;
 }
 
-static const char *state_name(const struct container *ct)
+static json_object *container_obj(const struct snapshot *s, const struct snapshot_container *ct)
 {
-	if (ct->killed)
-		return "rejected";
-	return ct->state == CT_WAITING ? "waiting" : ct->state == CT_EXITED ? "exited" : "placed";
-}
-
-static json_object *container_obj(const struct controller *c, const struct container *ct)
-{
-	const struct policy_entry *e = policy_lookup(c->policy, ct->info.container_id);
+	const struct pod_meta *m = ct->meta;
 	json_object *o = json_object_new_object();
 
-	add(o, "container_id", json_object_new_string(ct->info.container_id));
-	add(o, "namespace", json_object_new_string(ct->meta.namespace_));
-	add(o, "pod", json_object_new_string(ct->meta.pod_name));
-	add(o, "container", json_object_new_string(ct->meta.container_name));
-	add(o, "pod_uid", json_object_new_string(ct->meta.pod_uid));
-	add(o, "sandbox", json_object_new_boolean(ct->meta.sandbox));
-	add(o, "qos", json_object_new_string(pod_qos_name(ct->info.qos)));
-	add(o, "kind", json_object_new_string(policy_kind_name(ct->d.kind)));
+	add(o, "container_id", json_object_new_string(ct->container_id));
+	add(o, "namespace", json_object_new_string(m->namespace_));
+	add(o, "pod", json_object_new_string(m->pod_name));
+	add(o, "container", json_object_new_string(m->container_name));
+	add(o, "pod_uid", json_object_new_string(m->pod_uid));
+	add(o, "sandbox", json_object_new_boolean(m->sandbox));
+	add(o, "qos", json_object_new_string(pod_qos_name(ct->qos)));
+	add(o, "kind", json_object_new_string(policy_kind_name(ct->d->kind)));
 	/* Effective Koordinator class ("" = none given and not exclusive). */
-	add(o, "qos_class", json_object_new_string(e ? policy_qos_name(e->qos) : ""));
-	add(o, "cpus", cpumask_json(&ct->d.cpus));
-	add(o, "mems", cpumask_json(&ct->d.mems));
-	add(o, "cgroup", json_object_new_string(ct->path));
-	add(o, "state", json_object_new_string(state_name(ct)));
-	add(o, "error", ct->d.err ? error_obj(ct) : NULL);
-	add(o, "decision", status_decision_obj(c, ct));
+	add(o, "qos_class", json_object_new_string(ct->entry ? policy_qos_name(ct->entry->qos) : ""));
+	add(o, "cpus", cpumask_json(&ct->d->cpus));
+	add(o, "mems", cpumask_json(&ct->d->mems));
+	add(o, "cgroup", json_object_new_string(ct->cgroup));
+	add(o, "state", json_object_new_string(ct->state));
+	add(o, "error", ct->d->err ? error_obj(ct->d) : NULL);
+	add(o, "decision", status_decision_obj(s, ct));
 	return o;
 }
 
@@ -179,71 +163,57 @@ static json_object *counters_obj(const struct cpusetd_counters *n)
 }
 
 /* Foreign cpuset writes by writer: {"<comm>": N, ...}. */
-static json_object *writers_obj(const struct controller *c)
+static json_object *writers_obj(const struct snapshot *s)
 {
 	json_object *o = json_object_new_object();
-	size_t it = 0;
-	const char *k;
-	void *v;
 
-	while (strmap_next(c->writers, &it, &k, &v))
-		add(o, ((struct writer_count *)v)->comm,
-		    json_object_new_uint64(((struct writer_count *)v)->writes));
+	for (size_t i = 0; i < s->n_writers; i++)
+		add(o, s->writers[i].comm, json_object_new_uint64(s->writers[i].writes));
 	return o;
 }
 
-static json_object *convergence_obj(const struct controller *c)
+static json_object *convergence_obj(const struct snapshot *s)
 {
 	json_object *o = json_object_new_object(), *recent = json_object_new_array();
-	uint64_t n = c->conv_count < STATUS_RECENT ? c->conv_count : STATUS_RECENT;
+	uint64_t n = s->conv_count < s->conv_ring_len ? s->conv_count : s->conv_ring_len;
 
-	for (uint64_t i = c->conv_count - n; i < c->conv_count; i++)
-		json_object_array_add(recent, json_object_new_uint64(c->conv_ns[i % STATUS_RECENT]));
-	add(o, "count", json_object_new_uint64(c->conv_count));
+	for (uint64_t i = s->conv_count - n; i < s->conv_count; i++)
+		json_object_array_add(recent, json_object_new_uint64(s->conv_ring[i % s->conv_ring_len]));
+	add(o, "count", json_object_new_uint64(s->conv_count));
 	add(o, "last_ns", json_object_new_uint64(
-		c->conv_count ? c->conv_ns[(c->conv_count - 1) % STATUS_RECENT] : 0));
+		s->conv_count ? s->conv_ring[(s->conv_count - 1) % s->conv_ring_len] : 0));
 	add(o, "recent_ns", recent);
 	return o;
 }
 
-static json_object *build(const struct controller *c, const struct status_beat *b, double now)
+static json_object *build(const struct snapshot *s, const struct status_beat *b, double now)
 {
 	json_object *o = json_object_new_object();
 	json_object *list = json_object_new_array(), *errors = json_object_new_array();
-	struct cpumask m;
 	size_t it = 0;
-	const char *k;
-	void *v;
 
 	add(o, "version", json_object_new_int(1));
 	add(o, "updated", json_object_new_double(b->updated));
-	add(o, "daemon", daemon_obj(c, b, now));
-	add(o, "topology", topo_json(c->topo, true));
-	policy_shared_pool(c->policy, &m);
-	add(o, "shared_pool", cpumask_json(&m));
-	policy_be_pool(c->policy, &m);
-	add(o, "be_pool", cpumask_json(&m));
-	policy_reserved(c->policy, &m);
-	add(o, "reserved", cpumask_json(&m));
-	while (strmap_next(c->by_path, &it, &k, &v)) {
-		const struct container *ct = v;
-
-		json_object_array_add(list, container_obj(c, ct));
-	}
-	it = 0;
-	for (const struct pod_error *e; (e = pod_errors_next(c->errors, &it));)
+	add(o, "daemon", daemon_obj(s, b, now));
+	add(o, "topology", topo_json(s->topo, true));
+	add(o, "shared_pool", cpumask_json(&s->shared_pool));
+	add(o, "be_pool", cpumask_json(&s->be_pool));
+	add(o, "reserved", cpumask_json(&s->reserved));
+	for (size_t i = 0; i < s->n_containers; i++)
+		json_object_array_add(list, container_obj(s, &s->containers[i]));
+	for (const struct pod_error *e; (e = pod_errors_next(s->errors, &it));)
 		json_object_array_add(errors, pod_error_obj(e));
 	add(o, "containers", list);
 	add(o, "errors", errors);
-	add(o, "counters", counters_obj(&c->n));
-	add(o, "foreign_writers", writers_obj(c));
-	add(o, "convergence", convergence_obj(c));
+	add(o, "counters", counters_obj(s->n));
+	add(o, "foreign_writers", writers_obj(s));
+	add(o, "convergence", convergence_obj(s));
 	return o;
 }
 
-bool status_due(const struct controller *c, const struct status_beat *b)
+bool status_due(bool dirty, const struct status_beat *b)
 {
-	return c->dirty || b->stopped || !b->next_us || clock_us(CLOCK_MONOTONIC) >= b->next_us;
+	return dirty || b->stopped || !b->next_us || clock_us(CLOCK_MONOTONIC) >= b->next_us;
 }
 
 int status_timeout_ms(const struct status_beat *b, int max_ms)
@@ -256,24 +226,24 @@ int status_timeout_ms(const struct status_beat *b, int max_ms)
 	return left_ms < (uint64_t)max_ms ? (int)left_ms : max_ms;
 }
 
-int status_write(const struct controller *c, struct status_beat *b, const char *state_dir)
+int status_write(const struct snapshot *s, struct status_beat *b, const char *state_dir)
 {
-	double now = (double)clock_us(CLOCK_REALTIME) / 1e6;
-	bool changed = c->dirty || !b->updated;
+	double now = clock_unix_s();
+	bool changed = s->dirty || !b->updated;
 	const char *text;
 	json_object *o;
 	int r;
 
 	/* A failed write is retried at the next heartbeat, not at every turn. */
-	b->next_us = clock_us(CLOCK_MONOTONIC) + interval_s(c) * 1000000ULL;
+	b->next_us = clock_us(CLOCK_MONOTONIC) + s->export_interval_s * 1000000ULL;
 	if (changed)
 		b->updated = now;
-	o = build(c, b, now);
+	o = build(s, b, now);
 	if (!o)
 		return -ENOMEM;
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	r = text ? files_write_atomic(state_dir, STATUS_FILE, text, strlen(text), 0644) : -ENOMEM;
 	json_object_put(o);
 	/* topology.json goes with every change, for Koordinator agents */
-	return r < 0 || !changed ? r : export_koord_write(c, state_dir);
+	return r < 0 || !changed ? r : export_koord_write(s, state_dir);
 }

@@ -103,7 +103,7 @@
 #define STATUS_FILE	"status.json"
 #define STATUS_RECENT	1024
 
-struct controller;
+struct snapshot;
 
 /*
  * What status.json says of the daemon's life, kept by the event loop
@@ -117,10 +117,10 @@ struct status_beat {
 };
 
 /*
- * Whether status.json is due now: c->dirty, b->stopped, no write yet, or
- * the heartbeat. Cannot fail.
+ * Whether status.json is due now: dirty (a placement changed), b->stopped,
+ * no write yet, or the heartbeat. Cannot fail.
  */
-bool status_due(const struct controller *c, const struct status_beat *b);
+bool status_due(bool dirty, const struct status_beat *b);
 
 /*
  * The event loop's epoll timeout in ms: max_ms, or less so the next
@@ -130,12 +130,13 @@ bool status_due(const struct controller *c, const struct status_beat *b);
 int status_timeout_ms(const struct status_beat *b, int max_ms);
 
 /*
- * Writes <state_dir>/status.json for c with b's liveness, and topology.json
- * when c->dirty (or on the first write). Sets b->updated when c->dirty and
+ * Writes <state_dir>/status.json for the snapshot s with b's liveness, and
+ * topology.json when s->dirty (or on the first write). Sets b->updated
+ * when s->dirty and
  * schedules b's next heartbeat export_interval_s from now, also on failure
  * (retried then). Returns 0 or -errno (-ENOMEM, or the write's; the old
  * file stays in place on failure).
  */
-int status_write(const struct controller *c, struct status_beat *b, const char *state_dir);
+int status_write(const struct snapshot *s, struct status_beat *b, const char *state_dir);
 
 #endif

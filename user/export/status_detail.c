@@ -4,7 +4,7 @@
  * rerunning the policy.
  */
 #include <string.h>
-#include "user/daemon/controller_internal.h"
+#include "snapshot.h"
 #include "status_detail.h"
 #include "user/topo/topology_json.h"
 
@@ -33,26 +33,27 @@ static json_object *annotations_obj(const struct pod_meta *m)
 	return o;
 }
 
-json_object *status_decision_obj(const struct controller *c, const struct container *ct)
+json_object *status_decision_obj(const struct snapshot *s, const struct snapshot_container *ct)
 {
-	const struct policy_entry *e = policy_lookup(c->policy, ct->info.container_id);
-	bool excl = e && e->kind == CPUSETD_KIND_INTEGER && !ct->d.err;
+	const struct policy_entry *e = ct->entry;
+	const struct pod_meta *m = ct->meta;
+	bool excl = e && e->kind == CPUSETD_KIND_INTEGER && !ct->d->err;
 	json_object *o = json_object_new_object();
 	struct cpumask nodes;
 
 	if (!o)
 		return NULL;
-	if (topo_nodes_of(c->topo, &ct->d.cpus, &nodes) < 0)
+	if (topo_nodes_of(s->topo, &ct->d->cpus, &nodes) < 0)
 		cpumask_zero(&nodes);
 	add(o, "rule", json_object_new_string(e ? policy_rule_name(e->rule) : ""));
-	add(o, "cpu_quota_us", json_object_new_int64(ct->meta.has_cpu_limit ? ct->meta.quota_us : -1));
-	add(o, "cpu_period_us", json_object_new_int64(ct->meta.has_cpu_limit ?
-						      (int64_t)ct->meta.period_us : 0));
+	add(o, "cpu_quota_us", json_object_new_int64(m->has_cpu_limit ? m->quota_us : -1));
+	add(o, "cpu_period_us", json_object_new_int64(m->has_cpu_limit ?
+						      (int64_t)m->period_us : 0));
 	add(o, "n_cpus", json_object_new_int(excl ? (int)e->n_cpus : 0));
 	add(o, "exclusive_policy", json_object_new_string(
 		excl ? koord_excl_policy_name(e->exclusive_policy) : ""));
 	add(o, "pod_affinity", json_object_new_boolean(e && e->pod_affinity));
 	add(o, "numa_nodes", cpumask_json(&nodes));
-	add(o, "annotations", annotations_obj(&ct->meta));
+	add(o, "annotations", annotations_obj(m));
 	return o;
 }

@@ -11,8 +11,8 @@
 
 #include <json-c/json.h>
 
-struct controller;
-struct container;
+struct snapshot;
+struct snapshot_container;
 
 /*
  * A new object for ct (caller puts it; NULL on ENOMEM):
@@ -27,6 +27,6 @@ struct container;
  *   numa_nodes         NUMA nodes of its CPUs (cpulist of node ids)
  *   annotations        the placement annotations the pod carries, as given
  */
-json_object *status_decision_obj(const struct controller *c, const struct container *ct);
+json_object *status_decision_obj(const struct snapshot *s, const struct snapshot_container *ct);
 
 #endif

@@ -1,0 +1,83 @@
+/*
+ * What the exporters (status.json, topology.json, the .prom textfile)
+ * read: one snapshot of the controller, taken by the daemon
+ * (controller_snapshot) after each burst of events and at each heartbeat.
+ * The exporters never see the controller itself, so they cannot change
+ * it, and the dependency points one way: daemon -> export.
+ *
+ * Every pointer is borrowed from the controller and valid until its next
+ * call that changes anything; the arrays belong to the snapshot
+ * (snapshot_release).
+ */
+#ifndef CPUSETD_SNAPSHOT_H
+#define CPUSETD_SNAPSHOT_H
+
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "user/meta/meta.h"
+#include "user/policy/pod_errors.h"
+#include "user/policy/policy.h"
+#include "user/topo/topology.h"
+#include "counters.h"
+
+/* One container cgroup under the kubepods root. */
+struct snapshot_container {
+	const char *container_id;	/* lowercase hex, from its cgroup name */
+	const char *cgroup;		/* its path under the hierarchy */
+	uint64_t cgroup_id;		/* key into the telemetry; 0 = unknown */
+	enum pod_qos qos;		/* from its cgroup path */
+	const struct pod_meta *meta;	/* names, annotations, CPU limit */
+	const struct policy_decision *d;	/* the decision in force */
+	const struct policy_entry *entry;	/* its byCID record, or NULL */
+	/* "placed", "waiting" (no task yet at a resync), "exited" (every
+	 * task gone, holds nothing), "rejected" (killed for its error) */
+	const char *state;
+};
+
+/* Foreign cpuset writes by one writer's comm (untrusted, escaped by
+ * each exporter). */
+struct snapshot_writer {
+	const char *comm;
+	uint64_t writes;
+};
+
+struct snapshot {
+	/* how the daemon runs */
+	const char *version;		/* cpusetd's */
+	const char *cgroup_mode;	/* "v1", "hybrid", "v2" */
+	const char *kubepods_root;	/* "" until it exists */
+	const char *bpf_attach;		/* "tp_btf", "raw_tp", "none" */
+	const char *write_hook;		/* "fexit", "kprobe", "syscall", "none" */
+	bool dry_run;
+	unsigned export_interval_s;	/* status heartbeat and .prom period, >= 1 */
+	const struct policy_config *policy;	/* the allocation settings */
+	const struct topology *topo;
+	/* the pools now (CPU ids) */
+	struct cpumask shared_pool, be_pool, reserved;
+	/* containers in table order; exporters sort as they need */
+	const struct snapshot_container *containers;
+	size_t n_containers;
+	const struct pod_errors *errors;	/* per namespace/pod/container */
+	const struct snapshot_writer *writers;
+	size_t n_writers;
+	const struct cpusetd_counters *n;
+	const uint64_t *admission_errors;	/* [POLICY_ERR__COUNT], by reason */
+	const struct convergence_hist *conv_hist;
+	/* the latest convergence samples (ns), a ring of conv_ring_len:
+	 * sample i (0 = the first ever) is at conv_ring[i % conv_ring_len] */
+	const uint64_t *conv_ring;
+	size_t conv_ring_len;
+	uint64_t conv_count;
+	/* a placement changed since the daemon last exported */
+	bool dirty;
+};
+
+/* Frees the arrays of s (not what they borrow). Accepts a zeroed s. */
+void snapshot_release(struct snapshot *s);
+
+#endif
