@@ -23,6 +23,7 @@
  * makes the answer stable (seeds/004 "The algorithm MUST BE stable").
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "koord_alloc_acc.h"
 
@@ -211,44 +212,27 @@ static unsigned lists_emit(const struct core_lists *l, unsigned core, uint16_t *
 	return l->cnt[core];
 }
 
+static int cmp_key(const void *pa, const void *pb)
+{
+	kkey a = *(const kkey *)pa, b = *(const kkey *)pb;
+
+	return (a > b) - (a < b);
+}
+
 /*
- * Ascending, bottom-up merge sort: qsort's indirect 128-bit compares
- * were most of a busy node's cost. Keys built in item order are often
- * sorted already (idle cores in id order); that costs one pass.
+ * Ascending. Every key ends in its item, so no two are equal and qsort's
+ * order is the one total order: no stability is lost by not merging.
+ * Keys built in item order are often sorted already (idle cores in id
+ * order); one pass finds that and skips qsort's indirect 128-bit compares.
  */
 static void sort_keys(kkey *keys, unsigned n)
 {
-	kkey tmp[CPUSETD_MAX_CPUS], *src = keys, *dst = tmp, *x;
 	unsigned i = 1;
 
 	while (i < n && keys[i - 1] <= keys[i])
 		i++;
-	if (i >= n)
-		return;
-	for (unsigned w = 1; w < n; w *= 2) {
-		for (unsigned lo = 0; lo < n; lo += 2 * w) {
-			unsigned mid = lo + w < n ? lo + w : n;
-			unsigned hi = lo + 2 * w < n ? lo + 2 * w : n;
-			unsigned a = lo, b = mid, k = lo;
-
-			while (a < mid && b < hi) {
-				bool left = src[a] <= src[b];
-
-				dst[k++] = left ? src[a] : src[b];
-				a += left;
-				b += !left;
-			}
-			while (a < mid)
-				dst[k++] = src[a++];
-			while (b < hi)
-				dst[k++] = src[b++];
-		}
-		x = src;
-		src = dst;
-		dst = x;
-	}
-	if (src != keys)
-		memcpy(keys, src, n * sizeof(*keys));
+	if (i < n)
+		qsort(keys, n, sizeof(*keys), cmp_key);
 }
 
 static unsigned group_of(const struct acc *c, bool by_node, unsigned cpu)

@@ -214,48 +214,22 @@ static uint32_t key(const struct kacc *a, bool held, unsigned cnt, unsigned x)
 	return (uint32_t)(a->resize && held ? 0 : 1) << 31 | (uint32_t)cnt << 16 | x;
 }
 
-/* Sorts keys ascending: insertion sort for the short runs that are the
- * rule here, bottom-up merge sort past that (no allocation). */
-static void sort_keys(uint32_t *k, unsigned n)
+static int cmp_key(const void *pa, const void *pb)
 {
-	uint32_t tmp[MAXU], *src = k, *dst = tmp, *t;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
 
-	if (n <= 24) {
-		for (unsigned i = 1; i < n; i++) {
-			uint32_t x = k[i];
-			unsigned j = i;
-
-			for (; j && k[j - 1] > x; j--)
-				k[j] = k[j - 1];
-			k[j] = x;
-		}
-		return;
-	}
-	for (unsigned w = 1; w < n; w *= 2) {
-		for (unsigned lo = 0; lo < n; lo += 2 * w) {
-			unsigned mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-			unsigned i = lo, j = mid, o = lo;
-
-			while (i < mid && j < hi)
-				dst[o++] = src[i] <= src[j] ? src[i++] : src[j++];
-			while (i < mid)
-				dst[o++] = src[i++];
-			while (j < hi)
-				dst[o++] = src[j++];
-		}
-		t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != k)
-		memcpy(k, src, n * sizeof(*k));
+	return (a > b) - (a < b);
 }
 
-/* Sorts keys and appends their indexes to out, skipping ones already seen
- * (only odd topologies list an element under two parents). */
+/*
+ * Sorts keys and appends their indexes to out, skipping ones already seen
+ * (only odd topologies list an element under two parents). A key ends in
+ * its index, and an index has one key, so equal keys are the same element
+ * and qsort's lack of stability cannot change the order.
+ */
 static unsigned emit(uint32_t *keys, unsigned n, uint16_t *out, unsigned m, uint64_t *seen)
 {
-	sort_keys(keys, n);
+	qsort(keys, n, sizeof(*keys), cmp_key);
 	for (unsigned i = 0; i < n; i++) {
 		unsigned x = keys[i] & 0xffff;
 
