@@ -10,6 +10,8 @@
  * as absent, as it does for the Go decoders the runtimes use.
  *
  * Results are built in a local struct and copied out only on success.
+ * The typed JSON access is meta_json.c's, the pod policy annotations
+ * meta_pod.c's; this file holds the bundle's own fields and verdicts.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -53,108 +55,6 @@ static const char *const keys_termination[] = {
 };
 
 #define CRIO_ANNOTATIONS	"io.kubernetes.cri-o.Annotations"
-
-/*
- * Looks up key in the object parent. Returns 1 and *ret when present with
- * the given type, 0 when absent or null, -EBADMSG for another type.
- */
-int meta_member(struct json_object *parent, const char *key, enum json_type type,
-		  struct json_object **ret)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(parent, key, &v) || !v)
-		return 0;
-	if (!json_object_is_type(v, type))
-		return -EBADMSG;
-	*ret = v;
-	return 1;
-}
-
-/* json-c's name of a type with its article: "an int", "a string". */
-static const char *type_phrase(enum json_type type, char *buf, size_t len)
-{
-	const char *name = json_type_to_name(type);
-
-	snprintf(buf, len, "%s %s", strchr("aeiou", name[0]) ? "an" : "a", name);
-	return buf;
-}
-
-void meta_why(struct json_object *parent, const char *key, enum json_type type, size_t limit,
-	      char *buf, size_t len)
-{
-	struct json_object *v = NULL;
-	char is[32], want[32];
-	size_t n;
-
-	json_object_object_get_ex(parent, key, &v);
-	if (!json_object_is_type(v, type)) {
-		snprintf(buf, len, "\"%s\" is %s, expected %s", key,
-			 type_phrase(json_object_get_type(v), is, sizeof(is)),
-			 type_phrase(type, want, sizeof(want)));
-		return;
-	}
-	if (type != json_type_string) {
-		snprintf(buf, len, "\"%s\" is out of range", key);
-		return;
-	}
-	n = (size_t)json_object_get_string_len(v);
-	if (strlen(json_object_get_string(v)) != n)
-		snprintf(buf, len, "\"%s\" contains a NUL character", key);
-	else
-		snprintf(buf, len, "\"%s\" is %zu bytes, limit %zu", key, n, limit ? limit - 1 : 0);
-}
-
-/*
- * The text of a JSON string that must fit a buffer of size bytes.
- * Returns 0 and *ret (owned by v), or -EBADMSG when too long or when it
- * carries a NUL ("\u0000"), which C would silently cut at.
- */
-static int string_fit(struct json_object *v, size_t size, const char **ret)
-{
-	const char *s = json_object_get_string(v);
-	size_t len = (size_t)json_object_get_string_len(v);
-
-	if (strlen(s) != len || len >= size)
-		return -EBADMSG;
-	*ret = s;
-	return 0;
-}
-
-/* A string member that fits size bytes: 1 and *ret (owned by parent),
- * 0 absent, -EBADMSG (another type, a NUL inside, too long). */
-static int fit_member(struct json_object *parent, const char *key, size_t size,
-		      const char **ret)
-{
-	struct json_object *v;
-	int r = meta_member(parent, key, json_type_string, &v);
-
-	if (r <= 0)
-		return r;
-	return string_fit(v, size, ret) < 0 ? -EBADMSG : 1;
-}
-
-/* fit_member() + copy. Returns 1 copied, 0 absent, -EBADMSG. */
-int meta_get_string(struct json_object *parent, const char *key, char *dst, size_t size)
-{
-	const char *s;
-	int r = fit_member(parent, key, size, &s);
-
-	if (r > 0)
-		memcpy(dst, s, strlen(s) + 1);
-	return r;
-}
-
-int meta_dup_string(struct json_object *parent, const char *key, size_t max, char **ret)
-{
-	const char *s;
-	int r = fit_member(parent, key, max + 1, &s);
-
-	if (r <= 0)
-		return r;
-	*ret = strdup(s);
-	return *ret ? 1 : -ENOMEM;
-}
 
 /* The bundle cannot be used: this fault replaces any lesser one. */
 static void bad_bundle(struct pod_meta *m, const char *fmt, ...)
@@ -212,7 +112,7 @@ static int get_first_string(struct pod_meta *m, struct json_object *ann,
 
 		if (r == 0)
 			continue;
-		if (r < 0 || string_fit(v, size, &s) < 0) {
+		if (r < 0 || meta_string_fit(v, size, &s) < 0) {
 			bad_annotation(m, ann, keys[i], size);
 			continue;
 		}
@@ -270,46 +170,6 @@ static int get_uint64(struct pod_meta *m, struct json_object *parent, const char
 	if (r > 0)
 		*ret = json_object_get_uint64(v);
 	return r;
-}
-
-int meta_parse_json(const char *text, size_t len, struct json_object **ret, char *why,
-		    size_t why_len)
-{
-	struct json_tokener *tok;
-	struct json_object *o;
-	enum json_tokener_error e = json_tokener_success;
-
-	if (len > META_MAX_CONFIG_BYTES) {
-		snprintf(why, why_len, "%zu bytes, limit %u", len, META_MAX_CONFIG_BYTES);
-		return -EFBIG;
-	}
-	if (memchr(text, '\0', len)) {
-		snprintf(why, why_len, "a NUL byte in the JSON text");
-		return -EBADMSG;
-	}
-	/* The depth bounds json-c's recursion: 100k nested arrays must be an
-	 * error, not a stack overflow or a minute of work. */
-	tok = json_tokener_new_ex(META_MAX_JSON_DEPTH);
-	if (!tok)
-		return -ENOMEM;
-	/* Strict: no trailing garbage or commas; UTF-8 checked because the
-	 * strings end up in logs and termination messages. */
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	o = json_tokener_parse_ex(tok, text, (int)len);
-	if (!o) {
-		e = json_tokener_get_error(tok);
-		if (e == json_tokener_error_depth)
-			snprintf(why, why_len, "JSON nested deeper than %d", META_MAX_JSON_DEPTH);
-		else
-			snprintf(why, why_len, "not JSON (%s at byte %zu)",
-				 e == json_tokener_continue ? "unexpected end of text" :
-				 json_tokener_error_desc(e), json_tokener_get_parse_end(tok));
-	}
-	json_tokener_free(tok);
-	if (!o)
-		return -EBADMSG;
-	*ret = o;
-	return 0;
 }
 
 /*
@@ -479,10 +339,10 @@ static int parse_mounts(struct json_object *root, struct pod_meta *m, const char
 			return -EBADMSG;
 		}
 		if ((r = meta_member(mnt, "destination", json_type_string, &v)) < 0 ||
-		    (r > 0 && string_fit(v, PATH_MAX, &dst) < 0))
+		    (r > 0 && meta_string_fit(v, PATH_MAX, &dst) < 0))
 			return bad_field(m, mnt, "destination", json_type_string, PATH_MAX);
 		if ((r = meta_member(mnt, "source", json_type_string, &v)) < 0 ||
-		    (r > 0 && string_fit(v, sizeof(m->termination_log), &src) < 0))
+		    (r > 0 && meta_string_fit(v, sizeof(m->termination_log), &src) < 0))
 			return bad_field(m, mnt, "source", json_type_string,
 					 sizeof(m->termination_log));
 		if (!m->termination_log[0] && src[0] && strcmp(dst, term) == 0)

@@ -1,5 +1,7 @@
 /*
- * JSON helpers shared by meta.c and meta_pod.c (not for other modules).
+ * JSON helpers of meta_json.c, shared by meta.c and meta_pod.c (not for
+ * other modules), and meta_pod.c's entry point for meta.c. Calls go one
+ * way: meta.c -> meta_pod.c, and both -> meta_json.c, which calls neither.
  */
 #ifndef CPUSETD_META_INTERNAL_H
 #define CPUSETD_META_INTERNAL_H
@@ -16,6 +18,11 @@
  * type, 0 when absent or null, -EBADMSG for another type. */
 int meta_member(struct json_object *parent, const char *key, enum json_type type,
 		struct json_object **ret);
+
+/* The text of the JSON string v when it fits a buffer of size bytes.
+ * Returns 0 and *ret (owned by v), or -EBADMSG when too long or when it
+ * carries a NUL ("\u0000"), which C would silently cut at. */
+int meta_string_fit(struct json_object *v, size_t size, const char **ret);
 
 /* A string member copied into dst[size]. Returns 1 copied, 0 absent,
  * -EBADMSG for another type, a NUL inside, or a value that does not fit. */
