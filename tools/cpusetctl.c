@@ -27,8 +27,6 @@ struct ctl_cmd {
 	int (*run)(struct ctl_opts *o, int argc, char **argv);
 };
 
-const char *prog = "cpusetctl";
-
 static const struct ctl_cmd cmds[] = {
 	{ "status", "placements, pools, errors, counters and contention per CPU", cmd_status },
 	{ "map", "the machine drawn: who owns each logical CPU", cmd_map },

@@ -29,6 +29,9 @@ struct ctl_opts {
 	const char *pin_dir;	/* bpffs dir of the pinned maps (layout dir below it) */
 };
 
+struct cpumask;
+
+/* The program name every message starts with (defined in ctl_util.c). */
 extern const char *prog;
 
 /* "cpusetctl: <what> (see 'cpusetctl --help')" on stderr. */
@@ -51,6 +54,11 @@ const char *ctl_jstr(json_object *obj, const char *key, const char *dflt);
 int64_t ctl_jint(json_object *obj, const char *key, int64_t dflt);
 bool ctl_jbool(json_object *obj, const char *key);
 json_object *ctl_jget(json_object *obj, const char *key, json_type t);
+
+/* Parses the cpulist string at key of obj (may be NULL) into *ret.
+ * Returns 0, or -EINVAL when missing, not a string or not a cpulist
+ * (*ret is then undefined). */
+int ctl_json_cpulist(json_object *obj, const char *key, struct cpumask *ret);
 
 /*
  * Loads <state_dir>/status.json into *ret (a JSON object; the caller puts

@@ -26,8 +26,4 @@ int ctl_case_kube(json_object *c, const struct alloc_topo *t, char *why, size_t 
  */
 int ctl_case_koord(json_object *c, const struct alloc_topo *t, char *why, size_t len);
 
-/* Parses the cpulist string at key of obj into *ret. Returns 0, -EINVAL
- * when missing, not a string or not a cpulist. */
-int ctl_json_cpulist(json_object *obj, const char *key, struct cpumask *ret);
-
 #endif

@@ -14,15 +14,6 @@
 #include "ctl.h"
 #include "ctl_alloc.h"
 
-int ctl_json_cpulist(json_object *obj, const char *key, struct cpumask *ret)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
-		return -EINVAL;
-	return cpulist_parse(json_object_get_string(v), ret) < 0 ? -EINVAL : 0;
-}
-
 static int json_int(json_object *obj, const char *key, int *ret)
 {
 	json_object *v;

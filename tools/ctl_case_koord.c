@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ctl.h"
 #include "ctl_alloc.h"
 #include "user/alloc/koord_alloc.h"
 

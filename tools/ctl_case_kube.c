@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "ctl.h"
 #include "ctl_alloc.h"
 #include "user/alloc/kube_alloc.h"
 

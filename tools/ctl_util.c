@@ -1,8 +1,8 @@
 /*
- * cpusetctl's shared helpers: usage errors, clean output of untrusted
- * strings, JSON accessors, loading status.json (written atomically by
- * the daemon, so reading it needs no locking) and telling whether the
- * daemon that wrote it still runs (ctl_live.h).
+ * cpusetctl's shared helpers: the program name, usage errors, clean
+ * output of untrusted strings, JSON accessors, loading status.json
+ * (written atomically by the daemon, so reading it needs no locking) and
+ * telling whether the daemon that wrote it still runs (ctl_live.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "user/base/cpumask.h"
 #include "user/base/procs.h"
 #include "user/export/status.h"
 #include "ctl.h"
@@ -23,6 +24,9 @@
 
 #define CTL_MAX_STATUS_BYTES	(64u << 20)	/* far above any real node */
 
+/* Here, not in main's file, so every command file depends only
+ * downwards (cpusetctl.c -> ctl_<command>.c -> ctl_util.c). */
+const char *prog = "cpusetctl";
 
 /* The one line for bad usage: "cpusetctl: <what> (see 'cpusetctl --help')". */
 void usage_error(const char *fmt, ...)
@@ -102,6 +106,15 @@ json_object *ctl_jget(json_object *obj, const char *key, json_type t)
 	if (!obj || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, t))
 		return NULL;
 	return v;
+}
+
+int ctl_json_cpulist(json_object *obj, const char *key, struct cpumask *ret)
+{
+	json_object *v = ctl_jget(obj, key, json_type_string);
+
+	if (!v || cpulist_parse(json_object_get_string(v), ret) < 0)
+		return -EINVAL;
+	return 0;
 }
 
 /* ---------- loading status.json ---------------------------------------- */
