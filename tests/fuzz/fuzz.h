@@ -10,6 +10,7 @@
 #ifndef CPUSETD_FUZZ_H
 #define CPUSETD_FUZZ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,28 +39,82 @@ static inline void fuzz_quiet(void)
 	log_max_level = -1;
 }
 
-/* The start-up of a harness that needs nothing but quiet; one that needs
- * more defines FUZZ_OWN_INITIALIZE before including this file and writes
- * its own (calling fuzz_quiet). Each harness is its own program, so this
- * definition is linked once. */
-#ifndef FUZZ_OWN_INITIALIZE
+/*
+ * Every harness's start-up: quiet logs, then, when the harness defines
+ * FUZZ_SETUP as the name of a `static void f(void)` before including
+ * this file, that function (for scratch files and the like). Each
+ * harness is its own program, so this definition is linked once.
+ */
+#ifdef FUZZ_SETUP
+static void FUZZ_SETUP(void);
+#endif
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
 	fuzz_quiet();
+#ifdef FUZZ_SETUP
+	FUZZ_SETUP();
+#endif
 	return 0;
 }
-#endif
+
+/* realloc that never fails: out of memory is the harness's end, not a
+ * finding to chase (libFuzzer's -rss_limit_mb reports real blow-ups).
+ * n = 0 still gives a unique pointer. */
+static inline void *fuzz_realloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+static inline void *fuzz_malloc(size_t n)
+{
+	return fuzz_realloc(NULL, n);
+}
+
+/* data in a heap block of exactly size bytes, so that a read past the
+ * end is an ASan report. Caller frees. */
+static inline void *fuzz_memdup(const uint8_t *data, size_t size)
+{
+	void *p = fuzz_malloc(size);
+
+	memcpy(p, data, size);
+	return p;
+}
+
+/*
+ * Output parameters that must stay untouched on error: fill them with
+ * the canary byte before the call, check them after. 0xa5 is neither 0
+ * nor a character, so a partial write of either shows.
+ */
+#define FUZZ_CANARY	0xa5
+
+static inline void fuzz_canary(void *p, size_t n)
+{
+	memset(p, FUZZ_CANARY, n);
+}
+
+/* Whether p[0..n) still holds only the canary byte. */
+static inline bool fuzz_untouched(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != FUZZ_CANARY)
+			return false;
+	return true;
+}
 
 /* data as a NUL-terminated heap string (an inner NUL ends it early, as it
  * would for the parser's C callers). Caller frees; aborts on ENOMEM. */
 static inline char *fuzz_strdup(const uint8_t *data, size_t size)
 {
-	char *s = malloc(size + 1);
+	char *s = fuzz_malloc(size + 1);
 
-	if (!s)
-		abort();
 	memcpy(s, data, size);
 	s[size] = '\0';
 	return s;

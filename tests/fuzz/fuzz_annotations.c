@@ -41,9 +41,7 @@ static void put(struct buf *b, const char *s, size_t n)
 {
 	if (b->len + n + 1 > b->cap) {
 		b->cap = (b->len + n + 1) * 2;
-		b->p = realloc(b->p, b->cap);
-		if (!b->p)
-			abort();
+		b->p = fuzz_realloc(b->p, b->cap);
 	}
 	memcpy(b->p + b->len, s, n);
 	b->len += n;

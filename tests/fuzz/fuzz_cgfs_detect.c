@@ -17,17 +17,16 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct cgfs_mounts m, canary;
+	struct cgfs_mounts m;
 	char *parts[3];
 	int r;
 
 	fuzz_split(data, size, '\0', parts, NULL, 3);
-	memset(&canary, 0xa5, sizeof(canary));
-	memset(&m, 0xa5, sizeof(m));
+	fuzz_canary(&m, sizeof(m));
 	r = cgfs_detect_text(parts[0], parts[1] ? parts[1] : "", parts[2] ? parts[2] : "", &m);
 	FUZZ_CHECK(r == 0 || r == -ENOENT || r == -ENOMEM);
 	if (r < 0) {
-		FUZZ_CHECK(memcmp(&m, &canary, sizeof(m)) == 0);
+		FUZZ_CHECK(fuzz_untouched(&m, sizeof(m)));
 		goto out;
 	}
 	FUZZ_CHECK(m.mode == CGFS_MODE_V1 || m.mode == CGFS_MODE_HYBRID || m.mode == CGFS_MODE_V2);

@@ -73,10 +73,8 @@ static void check_info(const char *path, const struct cgfs_path_info *in)
 static char *slashier(const char *path)
 {
 	size_t n = strlen(path);
-	char *s = malloc(n + 3), *p = s;
+	char *s = fuzz_malloc(n + 3), *p = s;
 
-	if (!s)
-		abort();
 	for (const char *q = path; *q; q++) {
 		*p++ = *q;
 		if (q == path && *q == '/')
@@ -100,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		root = size && (data[0] & 1) ? "/kubepods.slice" : "/kubepods";
 		path = parts[0];
 	}
-	memset(&info, 0xa5, sizeof(info));
+	fuzz_canary(&info, sizeof(info));	/* a field left unset shows */
 	r = cgfs_parse_path(root, path, &info);
 	if (strlen(root) >= CGFS_PATH_MAX || strlen(path) >= CGFS_PATH_MAX) {
 		FUZZ_CHECK(r == -EINVAL);

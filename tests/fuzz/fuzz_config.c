@@ -15,8 +15,8 @@
 #include <fcntl.h>
 #include <syslog.h>
 #include <unistd.h>
-/* LLVMFuzzerInitialize below makes the scratch file. */
-#define FUZZ_OWN_INITIALIZE
+/* setup() below names the scratch file. */
+#define FUZZ_SETUP setup
 #include "fuzz.h"
 #include "user/config/config.h"
 
@@ -55,18 +55,14 @@ static void check_config(const struct cpusetd_config *c)
 	FUZZ_CHECK(c->log_level >= LOG_ERR && c->log_level <= LOG_DEBUG);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+static void setup(void)
 {
 	const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 
-	(void)argc;
-	(void)argv;
-	fuzz_quiet();
 	snprintf(ini, sizeof(ini), "%s/fuzz_config.%d.conf", dir, (int)getpid());
 	devnull = fopen("/dev/null", "w");
 	if (!devnull)
 		abort();
-	return 0;
 }
 
 static void write_ini(const uint8_t *data, size_t size)
@@ -80,15 +76,12 @@ static void write_ini(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *argv[] = { "cpusetd", "--config", ini, NULL };
-	struct cpusetd_config *c = malloc(sizeof(*c)), *canary = malloc(sizeof(*c));
+	struct cpusetd_config *c = fuzz_malloc(sizeof(*c));
 	FILE *saved = stderr;
 	int r;
 
-	if (!c || !canary)
-		abort();
 	write_ini(data, size);
-	memset(canary, 0xa5, sizeof(*canary));
-	memset(c, 0xa5, sizeof(*c));
+	fuzz_canary(c, sizeof(*c));
 	/* config_load prints its one error line; sanitizer and libFuzzer
 	 * reports write to fd 2 themselves, so only stdio's stderr goes. */
 	stderr = devnull;
@@ -99,8 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r == 0)
 		check_config(c);
 	else
-		FUZZ_CHECK(memcmp(c, canary, sizeof(*c)) == 0);
-	free(canary);
+		FUZZ_CHECK(fuzz_untouched(c, sizeof(*c)));
 	free(c);
 	return 0;
 }

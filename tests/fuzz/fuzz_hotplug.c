@@ -40,11 +40,8 @@ static bool reference(const char *msg, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *msg = malloc(size ? size : 1);
+	char *msg = fuzz_memdup(data, size);
 
-	if (!msg)
-		abort();
-	memcpy(msg, data, size);
 	FUZZ_CHECK(hotplug_is_cpu_uevent(msg, size) == reference(msg, size));
 	free(msg);
 	return 0;

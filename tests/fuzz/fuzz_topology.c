@@ -68,9 +68,7 @@ static size_t split_records(const uint8_t *data, size_t size, struct topo_file *
 	size_t n = 0;
 
 	/* The input, then each path again behind PREFIX, with its NUL. */
-	out = *store = malloc(2 * size + 1 + MAX_FILES * sizeof(PREFIX));
-	if (!out)
-		abort();
+	out = *store = fuzz_malloc(2 * size + 1 + MAX_FILES * sizeof(PREFIX));
 	memcpy(out, data, size);
 	out[size] = '\0';
 	p = out;
