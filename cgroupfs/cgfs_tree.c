@@ -65,9 +65,13 @@ static int read_procs(struct cgfs *cg, const char *path, char **ret)
 	return 0;
 }
 
-/* SIGKILLs every pid in cgroup.procs. Returns how many it listed (0 =
- * empty), -ENOENT (vanished), -errno. Never signals pid <= 1 or itself. */
-static int kill_round(struct cgfs *cg, const char *path)
+/*
+ * The one parser of cgroup.procs (decimal pids, one a line): calls
+ * fn(arg, path, pid) for each pid in order until fn returns false.
+ * Returns how many pids fn was given, -ENOENT (vanished), -errno.
+ */
+static int each_pid(struct cgfs *cg, const char *path,
+		    bool (*fn)(void *arg, const char *path, long pid), void *arg)
 {
 	char *procs, *p, *end;
 	int r = read_procs(cg, path, &procs), n = 0;
@@ -80,15 +84,31 @@ static int kill_round(struct cgfs *cg, const char *path)
 		if (end == p)
 			break;
 		n++;
-		if (pid <= 1 || pid == (long)getpid()) {
-			log_debug("cgfs: %s holds pid %ld, not killing it", path, pid);
-			continue;
-		}
-		if (kill((pid_t)pid, SIGKILL) < 0 && errno != ESRCH)
-			log_debug("cgfs: kill %ld in %s: %s", pid, path, strerror(errno));
+		if (!fn(arg, path, pid))
+			break;
 	}
 	free(procs);
 	return n;
+}
+
+/* SIGKILLs pid unless it is init, the kernel's or our own. */
+static bool kill_pid(void *arg, const char *path, long pid)
+{
+	(void)arg;
+	if (pid <= 1 || pid == (long)getpid()) {
+		log_debug("cgfs: %s holds pid %ld, not killing it", path, pid);
+		return true;
+	}
+	if (kill((pid_t)pid, SIGKILL) < 0 && errno != ESRCH)
+		log_debug("cgfs: kill %ld in %s: %s", pid, path, strerror(errno));
+	return true;
+}
+
+/* SIGKILLs every pid in cgroup.procs. Returns how many it listed (0 =
+ * empty), -ENOENT (vanished), -errno. Never signals pid <= 1 or itself. */
+static int kill_round(struct cgfs *cg, const char *path)
+{
+	return each_pid(cg, path, kill_pid, NULL);
 }
 
 /* v2 (5.14+): one write to cgroup.kill. Returns 1 when done, 0 when the
@@ -132,22 +152,29 @@ int cgfs_kill(struct cgfs *cg, const char *path)
 	return -EBUSY;
 }
 
+struct pid_buf {
+	int *pids;
+	int n, max;
+};
+
+/* Stores pid while there is room; stops the parse when full. */
+static bool store_pid(void *arg, const char *path, long pid)
+{
+	struct pid_buf *b = arg;
+
+	(void)path;
+	if (b->n >= b->max)
+		return false;
+	b->pids[b->n++] = (int)pid;
+	return b->n < b->max;
+}
+
 int cgfs_read_pids(struct cgfs *cg, const char *path, int *ret, int max)
 {
-	char *procs, *p, *end;
-	int r = read_procs(cg, path, &procs), n = 0;
+	struct pid_buf b = { .pids = ret, .max = max };
+	int r = each_pid(cg, path, store_pid, &b);
 
-	if (r < 0)
-		return r;
-	for (p = procs; *p && n < max; p = end) {
-		long pid = strtol(p, &end, 10);
-
-		if (end == p)
-			break;
-		ret[n++] = (int)pid;
-	}
-	free(procs);
-	return n;
+	return r < 0 ? r : b.n;
 }
 
 int cgfs_populated(struct cgfs *cg, const char *path)
