@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,6 +125,11 @@ static void assert_defaults(const struct cpusetd_config *c)
 	assert_false(c->policy.prefer_isolated);
 	assert_string_equal(c->textfile, "/var/lib/node_exporter/textfile_collector/cpusetd.prom");
 	assert_int_equal(c->export_interval_s, 15);
+	assert_int_equal(c->sched_policy, SCHED_FIFO);
+	assert_int_equal(c->sched_priority, CONFIG_DEFAULT_SCHED_PRIORITY);
+	assert_int_equal(c->sched_priority, 10);
+	assert_int_equal(c->nice, 0);
+	assert_true(c->run_on_reserved_cpus);
 }
 
 static void test_defaults(void **state)
@@ -666,6 +672,84 @@ static void test_export_keys(void **state)
 	assert_string_equal(c.textfile, "");
 }
 
+/* The daemon's own scheduling: policy, priority (fifo, rr), nice (other),
+ * run_on_reserved_cpus; every bad value and every pair the chosen policy
+ * would ignore is one line and -EINVAL. */
+static void test_sched_keys(void **state)
+{
+	static const struct {
+		const char *text, *err;
+	} bad[] = {
+		{ "sched_policy = batch\n", ":1: sched_policy: expected other|fifo|rr, got 'batch'" },
+		{ "sched_policy = FIFO\n", "expected other|fifo|rr, got 'FIFO'" },
+		{ "sched_priority = 0\n", ":1: sched_priority: expected a priority 1..99, got '0'" },
+		{ "sched_priority = 100\n", "expected a priority 1..99, got '100'" },
+		{ "sched_priority = -1\n", "got '-1'" },
+		{ "sched_priority = high\n", "got 'high'" },
+		{ "sched_policy = other\nnice = -21\n", ":2: nice: expected a nice value -20..19, got '-21'" },
+		{ "nice = 20\n", "expected a nice value -20..19, got '20'" },
+		{ "nice = +1\n", "got '+1'" },
+		{ "nice = --1\n", "got '--1'" },
+		{ "nice = -\n", "got '-'" },
+		{ "nice = 1.5\n", "got '1.5'" },
+		{ "run_on_reserved_cpus = maybe\n", "expected true|false|yes|no|1|0, got 'maybe'" },
+		/* fine alone, ignored by the policy chosen: refused */
+		{ "sched_policy = other\nsched_priority = 10\n",
+		  "cpusetd: sched_priority 10 needs sched_policy fifo or rr" },
+		{ "nice = -5\n", "cpusetd: nice -5 needs sched_policy other" },
+		{ "sched_policy = rr\nnice = 3\n", "cpusetd: nice 3 needs sched_policy other" },
+	};
+	const char *plain[] = { "--config", ini, NULL };
+	const char *cli[] = { "--config", ini, "--sched-policy", "rr", "--sched-priority", "50",
+			      "--run-on-reserved-cpus", "false", NULL };
+	const char *cli_other[] = { "--config", ini, "--sched-policy", "other", "--nice", "-20", NULL };
+	const char *cli_bad[] = { "--config", ini, "--sched-priority", "5", "--sched-policy",
+				  "other", NULL };
+	struct cpusetd_config c;
+
+	(void)state;
+	write_ini("sched_policy = rr\n");
+	assert_int_equal(load(&c, plain), 0);
+	assert_int_equal(c.sched_policy, SCHED_RR);
+	assert_int_equal(c.sched_priority, CONFIG_DEFAULT_SCHED_PRIORITY);
+	write_ini("sched_policy = other\nnice = -7\nrun-on-reserved-cpus = no\n");
+	assert_int_equal(load(&c, plain), 0);
+	assert_int_equal(c.sched_policy, SCHED_OTHER);
+	assert_int_equal(c.sched_priority, 0);
+	assert_int_equal(c.nice, -7);
+	assert_false(c.run_on_reserved_cpus);
+	write_ini("sched_priority = 99\nnice = 0\n");
+	assert_int_equal(load(&c, plain), 0);
+	assert_int_equal(c.sched_policy, SCHED_FIFO);
+	assert_int_equal(c.sched_priority, 99);
+	/* the command line over the file */
+	write_ini("sched_policy = other\nnice = 19\n");
+	assert_int_equal(load(&c, cli_other), 0);
+	assert_int_equal(c.nice, -20);
+	write_ini("sched_priority = 1\nrun_on_reserved_cpus = yes\n");
+	assert_int_equal(load(&c, cli), 0);
+	assert_int_equal(c.sched_policy, SCHED_RR);
+	assert_int_equal(c.sched_priority, 50);
+	assert_false(c.run_on_reserved_cpus);
+	/* from the file: one line, the file's line when a value is bad */
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		write_ini(bad[i].text);
+		assert_int_equal(load(&c, plain), -EINVAL);
+		if (!strstr(err, bad[i].err) || strcmp(strchr(err, '\n'), "\n") != 0)
+			fail_msg("%s: error \"%s\" lacks \"%s\" or is not one line", bad[i].text,
+				 err, bad[i].err);
+	}
+	/* from the command line */
+	write_ini("");
+	assert_int_equal(load(&c, cli_bad), -EINVAL);
+	assert_string_equal(err, "cpusetd: sched_priority 5 needs sched_policy fifo or rr "
+			    "(other has no priority; use nice)\n");
+	cli_bad[2] = "--nice";
+	cli_bad[3] = "x";
+	assert_int_equal(load(&c, cli_bad), -EINVAL);
+	assert_string_equal(err, "cpusetd: --nice: expected a nice value -20..19, got 'x'\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -686,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_shipped_config),
 		cmocka_unit_test(test_policy_keys),
 		cmocka_unit_test(test_export_keys),
+		cmocka_unit_test(test_sched_keys),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

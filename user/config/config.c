@@ -18,10 +18,10 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <ini.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "config.h"
@@ -57,6 +57,10 @@ enum {
 	OPT_POLICY,		/* the allocation-policy settings: config_policy.c */
 	OPT_RESIZE_CHECK_MS,
 	OPT_V2_WRITES,
+	OPT_SCHED_POLICY,
+	OPT_SCHED_PRIORITY,
+	OPT_NICE,
+	OPT_RUN_ON_RESERVED_CPUS,
 };
 
 static const struct option long_opts[] = {
@@ -86,6 +90,10 @@ static const struct option long_opts[] = {
 	{ "prefer-isolated-cpus", required_argument, NULL, OPT_POLICY },
 	{ "resize-check-ms",	required_argument, NULL, OPT_RESIZE_CHECK_MS },
 	{ "v2-writes",		required_argument, NULL, OPT_V2_WRITES },
+	{ "sched-policy",	required_argument, NULL, OPT_SCHED_POLICY },
+	{ "sched-priority",	required_argument, NULL, OPT_SCHED_PRIORITY },
+	{ "nice",		required_argument, NULL, OPT_NICE },
+	{ "run-on-reserved-cpus", required_argument, NULL, OPT_RUN_ON_RESERVED_CPUS },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -137,6 +145,11 @@ static void usage(void)
 	       "  --textfile FILE          Prometheus textfile to write (default\n"
 	       "                           " CONFIG_DEFAULT_TEXTFILE "; \"\" = none)\n"
 	       "  --export-interval S      rewrite it at least every S seconds (default 15)\n"
+	       "The daemon's own scheduling (see the README, Scheduling):\n"
+	       "  --sched-policy other|fifo|rr  (default fifo)\n"
+	       "  --sched-priority 1..99   with fifo or rr (default %d)\n"
+	       "  --nice -20..19           with other (default 0)\n"
+	       "  --run-on-reserved-cpus BOOL  run on reserved_cpus when set (default true)\n"
 	       "Allocation policy (see cpusetd.conf for what each does):\n"
 	       "  --cpu-bind-policy FullPCPUs|SpreadByPCPUs|FullPCPUsOnly\n"
 	       "  --cpu-exclusive-policy None|PCPULevel|NUMANodeLevel\n"
@@ -156,7 +169,7 @@ static void usage(void)
 	       "  cpusetd --on-error shared --min-shared-cpus 2 \\\n"
 	       "          --bundle-path /run/containerd/io.containerd.runtime.v2.task/k8s.io/{id}/config.json\n",
 	       CONFIG_DEFAULT_FILE, CONFIG_MAX_BUNDLE_PATHS, MIN_SHARED_MAX,
-	       KUBELET_STATE_DEFAULT_PATH);
+	       KUBELET_STATE_DEFAULT_PATH, CONFIG_DEFAULT_SCHED_PRIORITY);
 }
 
 static void set_defaults(struct cpusetd_config *c)
@@ -177,6 +190,10 @@ static void set_defaults(struct cpusetd_config *c)
 	c->log_level = LOG_INFO;
 	c->dry_run = false;
 	c->resize_check_ms = 1000;
+	c->sched_policy = SCHED_FIFO;
+	c->sched_priority = 0;	/* resolved by resolve_sched() */
+	c->nice = 0;
+	c->run_on_reserved_cpus = true;
 }
 
 /* Copies an absolute path into dst. Returns 0 or -EINVAL with err set. */
@@ -210,16 +227,34 @@ static int parse_uint_range(const char *v, unsigned lo, unsigned hi, unsigned *r
 	return 0;
 }
 
-int config_parse_bool(const char *v, bool *ret)
+/* Strict decimal in lo..hi, with an optional '-': no '+', no blanks. */
+static int parse_int_range(const char *v, int lo, int hi, int *ret)
 {
-	static const char *const yes[] = { "true", "yes", "1" }, *const no[] = { "false", "no", "0" };
+	unsigned mag;
+	long x;
 
-	for (int i = 0; i < 3; i++) {
-		if (strcasecmp(v, yes[i]) == 0 || strcasecmp(v, no[i]) == 0) {
-			*ret = strcasecmp(v, yes[i]) == 0;
+	if (parse_uint_range(v + (v[0] == '-'), 0, (unsigned)INT_MAX, &mag) < 0)
+		return -EINVAL;
+	x = v[0] == '-' ? -(long)mag : (long)mag;
+	if (x < lo || x > hi)
+		return -EINVAL;
+	*ret = (int)x;
+	return 0;
+}
+
+static int set_sched_policy(struct cpusetd_config *c, const char *v, char *err, size_t errlen)
+{
+	static const struct { const char *name; int policy; } names[] = {
+		{ "other", SCHED_OTHER }, { "fifo", SCHED_FIFO }, { "rr", SCHED_RR },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(v, names[i].name) == 0) {
+			c->sched_policy = names[i].policy;
 			return 0;
 		}
 	}
+	snprintf(err, errlen, "expected other|fifo|rr, got '%s'", v);
 	return -EINVAL;
 }
 
@@ -316,6 +351,23 @@ static int apply(struct loader *l, int id, const char *name, const char *v, char
 			return 0;
 		}
 		snprintf(err, errlen, "expected hierarchical|per-container, got '%s'", v);
+		return -EINVAL;
+	case OPT_SCHED_POLICY:
+		return set_sched_policy(c, v, err, errlen);
+	case OPT_SCHED_PRIORITY:
+		if (parse_uint_range(v, 1, 99, &c->sched_priority) == 0)
+			return 0;
+		snprintf(err, errlen, "expected a priority 1..99, got '%s'", v);
+		return -EINVAL;
+	case OPT_NICE:
+		if (parse_int_range(v, -20, 19, &c->nice) == 0)
+			return 0;
+		snprintf(err, errlen, "expected a nice value -20..19, got '%s'", v);
+		return -EINVAL;
+	case OPT_RUN_ON_RESERVED_CPUS:
+		if (config_parse_bool(v, &c->run_on_reserved_cpus) == 0)
+			return 0;
+		snprintf(err, errlen, "expected true|false|yes|no|1|0, got '%s'", v);
 		return -EINVAL;
 	case OPT_LOG_LEVEL:
 		if (log_parse_level(v, &c->log_level) == 0)
@@ -576,6 +628,30 @@ static int validate(const struct cpusetd_config *c)
 	return 0;
 }
 
+/*
+ * A priority belongs to fifo and rr, a nice value to other: a setting the
+ * chosen policy would ignore is a mistake, said in one line (-EINVAL).
+ * Otherwise fifo and rr get the default priority when none was given.
+ */
+static int resolve_sched(struct cpusetd_config *c)
+{
+	bool rt = c->sched_policy != SCHED_OTHER;
+
+	if (!rt && c->sched_priority) {
+		fprintf(stderr, "cpusetd: sched_priority %u needs sched_policy fifo or rr "
+			"(other has no priority; use nice)\n", c->sched_priority);
+		return -EINVAL;
+	}
+	if (rt && c->nice) {
+		fprintf(stderr, "cpusetd: nice %d needs sched_policy other (fifo and rr "
+			"ignore it; use sched_priority)\n", c->nice);
+		return -EINVAL;
+	}
+	if (rt && !c->sched_priority)
+		c->sched_priority = CONFIG_DEFAULT_SCHED_PRIORITY;
+	return 0;
+}
+
 int config_check_cpus(const struct cpusetd_config *c, unsigned online)
 {
 	if (c->policy.min_shared_cpus >= online) {
@@ -606,6 +682,8 @@ int config_load(int argc, char **argv, struct cpusetd_config *ret)
 		r = apply_argv(argc, argv, l);
 	if (r == 0)
 		r = validate(&l->cfg);
+	if (r == 0)
+		r = resolve_sched(&l->cfg);
 	opterr = saved_opterr;
 	optind = 0;
 	if (r == 0)

@@ -9,7 +9,9 @@
  * numa_topology_alignment_policy, topology_manager_scope, kubelet_compat,
  * kubelet_cpu_manager_policy_options, besteffort_pool, integer_qos,
  * reserved_cpus, prefer_isolated_cpus. The Prometheus export (export_textfile.h):
- * textfile ("" = none), export_interval (seconds).
+ * textfile ("" = none), export_interval (seconds). The daemon's own
+ * scheduling, applied at start (README "Scheduling"): sched_policy,
+ * sched_priority, nice, run_on_reserved_cpus.
  */
 #ifndef CPUSETD_CONFIG_H
 #define CPUSETD_CONFIG_H
@@ -27,6 +29,8 @@
 #define CONFIG_DEFAULT_FILE		"/etc/cpusetd/cpusetd.conf"
 #define CONFIG_DEFAULT_TEXTFILE		"/var/lib/node_exporter/textfile_collector/cpusetd.prom"
 #define CONFIG_MAX_EXPORT_INTERVAL	86400
+/* SCHED_FIFO/SCHED_RR priority when sched_priority is not given. */
+#define CONFIG_DEFAULT_SCHED_PRIORITY	10
 #define CPUSETD_VERSION			"0.1.0"
 
 struct cpusetd_config {
@@ -45,6 +49,10 @@ struct cpusetd_config {
 	unsigned resize_check_ms;	/* CPU limits re-read every ms; 0 = never */
 	bool dry_run;
 	bool v2_per_container;	/* v2_writes = per-container (cgfs_plan.h is the default) */
+	int sched_policy;		/* SCHED_OTHER, SCHED_FIFO (default) or SCHED_RR */
+	unsigned sched_priority;	/* 1..99 with fifo and rr; 0 with other */
+	int nice;			/* -20..19; non-zero only with other */
+	bool run_on_reserved_cpus;	/* the daemon's threads on policy.reserved_cpus, if any */
 };
 
 /*
@@ -61,7 +69,9 @@ struct cpusetd_config {
  * bundle path without "{id}", kubelet option pairs kubelet itself refuses
  * (full-pcpus-only or distribute-cpus-across-numa with
  * distribute-cpus-across-cores; align-by-socket with single-numa-node),
- * and pin_dir equal to state_dir.
+ * pin_dir equal to state_dir, sched_priority with sched_policy other,
+ * and a non-zero nice with fifo or rr. sched_priority defaults to
+ * CONFIG_DEFAULT_SCHED_PRIORITY with fifo and rr, 0 with other.
  * Returns 0; 1 when --help or --version was printed (exit 0);
  * -EINVAL for bad input; -ENOMEM; -errno reading the file.
  */
@@ -74,7 +84,8 @@ int config_load(int argc, char **argv, struct cpusetd_config *ret);
  */
 int config_check_cpus(const struct cpusetd_config *c, unsigned online);
 
-/* "true|yes|1" / "false|no|0" (any case). Returns 0 or -EINVAL. */
+/* "true|yes|1" / "false|no|0" (any case). Returns 0 or -EINVAL.
+ * (config_policy.c, which config.c calls: never the other way.) */
 int config_parse_bool(const char *v, bool *ret);
 
 /* Sets the allocation-policy option name (long option spelling,

@@ -1,12 +1,27 @@
 /*
  * The allocation-policy settings of the config file and command line
  * (config.h lists them); one table from option name to parser, so
- * config.c only routes names here.
+ * config.c only routes names here. Calls go one way, config.c -> here:
+ * the boolean parser both files use lives here too.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include "config.h"
+
+int config_parse_bool(const char *v, bool *ret)
+{
+	static const char *const yes[] = { "true", "yes", "1" }, *const no[] = { "false", "no", "0" };
+
+	for (int i = 0; i < 3; i++) {
+		if (strcasecmp(v, yes[i]) == 0 || strcasecmp(v, no[i]) == 0) {
+			*ret = strcasecmp(v, yes[i]) == 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
 
 typedef int (*setter)(struct policy_config *c, const char *v, char *err, size_t len);
 
