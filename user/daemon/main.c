@@ -5,8 +5,16 @@
  *      down are placed or corrected);
  *   3. READY=1, then the event loop.
  * SIGTERM leaves every placement in place: the kernel keeps them.
+ *
+ * The loop handles a burst of events whole (every ready fd, until none
+ * is) before it exports, and a placement change is exported once the
+ * burst has settled: status.json, the .prom file and topology.json are
+ * written once per burst, not once per event, and never between an event
+ * and the next one already waiting.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,9 +54,21 @@ struct daemon {
 	int uevent_fd;			/* CPU hotplug uevents (hotplug.h); -1 */
 	uint64_t resync_tried_us;	/* last retry of a failed resync, CLOCK_MONOTONIC */
 	struct status_beat beat;	/* status.json's heartbeat and "updated" */
+	uint64_t event_us;		/* last turn that handled an fd, CLOCK_MONOTONIC */
+	uint64_t change_us;		/* first placement change not exported yet; 0 = none */
 };
 
 #define RESYNC_RETRY_MS	1000
+/*
+ * A placement change is exported once no fd has been ready for
+ * EXPORT_SETTLE_MS (the events of one burst, a script's or runc's, come
+ * closer together than that), and at the latest EXPORT_MAX_DEFER_MS after
+ * it, however busy the loop. A turn drains at most DRAIN_MAX_ROUNDS
+ * epoll_wait()s, so that timers and the watchdog still get their turn.
+ */
+#define EXPORT_SETTLE_MS	2
+#define EXPORT_MAX_DEFER_MS	100
+#define DRAIN_MAX_ROUNDS	64
 
 static uint64_t mono_us(void)
 {
@@ -56,6 +76,148 @@ static uint64_t mono_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* --- the daemon's own scheduling (README "Scheduling") --- */
+
+static const char *sched_name(int policy)
+{
+	return policy == SCHED_FIFO ? "SCHED_FIFO" : policy == SCHED_RR ? "SCHED_RR" : "SCHED_OTHER";
+}
+
+/* Calls fn(tid, arg) for every thread of ours (/proc/self/task; only
+ * this one when /proc is not there). Returns 0 or fn's first -errno,
+ * after trying every thread. */
+static int each_thread(int (*fn)(pid_t tid, const void *arg), const void *arg)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *de;
+	int r = 0, e;
+
+	if (!dir)
+		return fn(0, arg);
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		e = fn((pid_t)atoi(de->d_name), arg);
+		if (e < 0 && !r)
+			r = e;
+	}
+	closedir(dir);
+	return r;
+}
+
+/* Sets the config's policy and priority (or nice) on thread tid, unless
+ * it has them already (set by the service manager, which may also have
+ * forbidden the call: RestrictRealtime=). Returns 0 or -errno. */
+static int set_thread_sched(pid_t tid, const void *arg)
+{
+	const struct cpusetd_config *c = arg;
+	struct sched_param sp = { .sched_priority = (int)c->sched_priority };
+	struct sched_param cur = { 0 };
+	int policy = sched_getscheduler(tid);
+
+	if (policy < 0 || sched_getparam(tid, &cur) < 0)
+		return -errno;
+	if ((policy & ~SCHED_RESET_ON_FORK) != c->sched_policy || cur.sched_priority != sp.sched_priority)
+		if (sched_setscheduler(tid, c->sched_policy, &sp) < 0)
+			return -errno;
+	if (c->sched_policy != SCHED_OTHER)
+		return 0;
+	errno = 0;
+	if (getpriority(PRIO_PROCESS, (id_t)tid) == c->nice && !errno)
+		return 0;
+	return setpriority(PRIO_PROCESS, (id_t)tid, c->nice) < 0 ? -errno : 0;
+}
+
+static int set_thread_cpus(pid_t tid, const void *arg)
+{
+	return sched_setaffinity(tid, sizeof(cpu_set_t), arg) < 0 ? -errno : 0;
+}
+
+/* "SCHED_FIFO priority 10" or "SCHED_OTHER nice 0", into buf. */
+static const char *sched_text(int policy, int prio, int nice, char *buf, size_t len)
+{
+	if (policy == SCHED_OTHER)
+		snprintf(buf, len, "%s nice %d", sched_name(policy), nice);
+	else
+		snprintf(buf, len, "%s priority %d", sched_name(policy), prio);
+	return buf;
+}
+
+/*
+ * Every thread on the reserved CPUs that are online (kubelet's
+ * reservedSystemCPUs, where system daemons belong), when there are any
+ * and run_on_reserved_cpus is set. where[len] says which CPUs, or why
+ * not. Returns 0 (set), 1 (left on every CPU), or -errno.
+ */
+static int set_cpus(const struct daemon *d, char *where, size_t len)
+{
+	const struct cpumask *reserved = &d->cfg.policy.reserved_cpus;
+	char list[CPULIST_MAX];
+	struct cpumask m;
+	cpu_set_t set;
+	int cpu;
+
+	if (!d->cfg.run_on_reserved_cpus || cpumask_empty(reserved)) {
+		snprintf(where, len, "every CPU (%s)", d->cfg.run_on_reserved_cpus ?
+			 "no reserved_cpus" : "run_on_reserved_cpus = false");
+		return 1;
+	}
+	cpumask_and(&m, reserved, &d->topo->online);
+	if (cpumask_empty(&m)) {
+		cpulist_format(reserved, list, sizeof(list));
+		snprintf(where, len, "every CPU (no reserved CPU of %s is online)", list);
+		return 1;
+	}
+	CPU_ZERO(&set);
+	cpumask_for_each(cpu, &m)
+		if (cpu < CPU_SETSIZE)
+			CPU_SET(cpu, &set);
+	cpulist_format(&m, list, sizeof(list));
+	snprintf(where, len, "the reserved CPUs %s", list);
+	return each_thread(set_thread_cpus, &set);
+}
+
+/*
+ * At start: the config's policy and priority (or nice) on every thread,
+ * and the reserved CPUs (set_cpus). Logged once, in one line. A failure
+ * (no CAP_SYS_NICE or RLIMIT_RTPRIO, a seccomp filter) is a warning: the
+ * daemon runs as it was, only slower to react on a busy node.
+ */
+static void apply_scheduling(const struct daemon *d)
+{
+	const struct cpusetd_config *c = &d->cfg;
+	char want[48], now[48], where[CPULIST_MAX + 64];
+	struct sched_param sp = { 0 };
+	int rs = each_thread(set_thread_sched, c), rc = set_cpus(d, where, sizeof(where));
+	int policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
+
+	sched_getparam(0, &sp);
+	sched_text(c->sched_policy, (int)c->sched_priority, c->nice, want, sizeof(want));
+	sched_text(policy, sp.sched_priority, getpriority(PRIO_PROCESS, 0), now, sizeof(now));
+	if (rs < 0 || rc < 0)
+		log_warn("scheduling: %s%s%s%s, %s%s%s%s; a busy node delays placements "
+			 "(README \"Scheduling\")",
+			 rs < 0 ? "cannot set " : "", want, rs < 0 ? ": " : "",
+			 rs < 0 ? strerror(-rs) : "", rc < 0 ? "cannot run on " : "on ", where,
+			 rc < 0 ? ": " : "", rc < 0 ? strerror(-rc) : "");
+	else
+		log_info("scheduling: %s, on %s", want, where);
+	if (rs < 0)
+		log_debug("scheduling: running with %s", now);
+}
+
+/* CPU hotplug: back onto the reserved CPUs online now (the kernel moves a
+ * task whose CPUs all went offline anywhere, and never back). Logs a
+ * failure only. */
+static void follow_cpus(const struct daemon *d)
+{
+	char where[CPULIST_MAX + 64];
+	int r = set_cpus(d, where, sizeof(where));
+
+	if (r < 0)
+		log_warn("scheduling: cannot run on %s: %s", where, strerror(-r));
 }
 
 /* The kubepods root from the config, or found; "" when it does not exist
@@ -268,6 +430,7 @@ static int check_online(struct daemon *d)
 	d->topo = t;
 	if (d->tel)
 		write_cpu_nodes(d);
+	follow_cpus(d);
 	return 0;
 }
 
@@ -364,39 +527,119 @@ static void write_status(struct daemon *d)
 	}
 	snapshot_release(&s);
 	controller_exported(d->ctl, false);
+	d->change_us = 0;
+}
+
+/* Whether a placement changed since the last export (status.json and the
+ * .prom file are then due at once). */
+static bool placements_changed(const struct daemon *d)
+{
+	return controller_dirty(d->ctl);
+}
+
+/* CLOCK_MONOTONIC µs when a pending placement change is to be exported:
+ * the burst settled, or it waited long enough. 0 = none pending. */
+static uint64_t export_at_us(const struct daemon *d)
+{
+	uint64_t settled = d->event_us + EXPORT_SETTLE_MS * 1000ULL;
+	uint64_t latest = d->change_us + EXPORT_MAX_DEFER_MS * 1000ULL;
+
+	if (!d->change_us)
+		return 0;
+	return settled < latest ? settled : latest;
+}
+
+/* The exports that are due: a placement change once its burst settled
+ * (export_at_us), else the periodic ones (the .prom file's interval,
+ * status.json's heartbeat), which decide for themselves. */
+static void export_when_due(struct daemon *d)
+{
+	uint64_t now = mono_us();
+
+	if (placements_changed(d) && !d->change_us)
+		d->change_us = now;
+	if (d->change_us && now < export_at_us(d))
+		return;
+	write_status(d);
+}
+
+/* epoll_wait's timeout in ms (at least 1): the next periodic export,
+ * heartbeat, resync retry, watchdog ping or pending change's export. */
+static int loop_timeout_ms(const struct daemon *d, bool wd, uint64_t wd_usec)
+{
+	int timeout = export_textfile_timeout_ms(d->prom, wd ? (int)(wd_usec / 4000) : 5000);
+	uint64_t at = export_at_us(d), now;
+
+	timeout = status_timeout_ms(&d->beat, timeout);	/* status.json's heartbeat */
+	if (controller_resync_failed(d->ctl) && (timeout < 0 || timeout > RESYNC_RETRY_MS))
+		timeout = RESYNC_RETRY_MS;
+	if (at) {
+		now = mono_us();
+		if (at <= now + 1000)
+			return 1;
+		if (timeout < 0 || (at - now + 999) / 1000 < (uint64_t)timeout)
+			timeout = (int)((at - now + 999) / 1000);
+	}
+	return timeout > 0 ? timeout : 1;
+}
+
+/* Handles the ready fds. Returns 1 to stop, 0 to go on, -ENOMEM. */
+static int dispatch(struct daemon *d, const struct epoll_event *evs, int n)
+{
+	int r;
+
+	for (int i = 0; i < n; i++) {
+		if (evs[i].data.fd == d->sigfd && (r = on_signal(d)) != 0)
+			return r;
+		if (evs[i].data.fd == d->uevent_fd && on_uevent(d) == -ENOMEM)
+			return -ENOMEM;
+		if (evs[i].data.fd == bpf_events_fd(d->bpf) && bpf_events_poll(d->bpf) == -ENOMEM)
+			return -ENOMEM;
+		if (evs[i].data.fd == d->resize_tfd && on_resize_timer(d) == -ENOMEM)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Waits up to timeout ms for an fd, then handles every fd that is ready
+ * until none is (DRAIN_MAX_ROUNDS at most): the ring buffer refills while
+ * we write cgroup files, and a timer or a signal may be waiting beside
+ * it. Returns 1 to stop, 0 to go on, -errno.
+ */
+static int handle_burst(struct daemon *d, int timeout)
+{
+	struct epoll_event evs[8];
+	int n, r;
+
+	for (int round = 0; round < DRAIN_MAX_ROUNDS; round++) {
+		n = epoll_wait(d->epfd, evs, sizeof(evs) / sizeof(evs[0]), round ? 0 : timeout);
+		if (n < 0)
+			return errno == EINTR ? 0 : -errno;
+		if (n == 0)
+			return 0;
+		d->event_us = mono_us();
+		r = dispatch(d, evs, n);
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 static int run(struct daemon *d)
 {
 	uint64_t wd_usec = 0, wd_last = 0;
 	bool wd = sd_watchdog_enabled(0, &wd_usec) > 0;
+	int r;
 
 	for (;;) {
-		struct epoll_event evs[4];
-		int timeout = export_textfile_timeout_ms(d->prom, wd ? (int)(wd_usec / 4000) : 5000);
-		int n, r;
-
-		timeout = status_timeout_ms(&d->beat, timeout);	/* status.json's heartbeat */
-		if (controller_resync_failed(d->ctl) && (timeout < 0 || timeout > RESYNC_RETRY_MS))
-			timeout = RESYNC_RETRY_MS;
-		n = epoll_wait(d->epfd, evs, 4, timeout > 0 ? timeout : 1);
-
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		for (int i = 0; i < n; i++) {
-			if (evs[i].data.fd == d->sigfd && (r = on_signal(d)) != 0)
-				return r < 0 ? r : 0;
-			if (evs[i].data.fd == d->uevent_fd && on_uevent(d) == -ENOMEM)
-				return -ENOMEM;
-			if (evs[i].data.fd == bpf_events_fd(d->bpf) && bpf_events_poll(d->bpf) == -ENOMEM)
-				return -ENOMEM;
-			if (evs[i].data.fd == d->resize_tfd && on_resize_timer(d) == -ENOMEM)
-				return -ENOMEM;
-		}
+		r = handle_burst(d, loop_timeout_ms(d, wd, wd_usec));
+		if (r)
+			return r < 0 ? r : 0;
 		check_lost(d);
 		if (retry_resync(d) == -ENOMEM)
 			return -ENOMEM;
-		write_status(d);
+		export_when_due(d);
 		if (wd && mono_us() - wd_last >= wd_usec / 2) {
 			sd_notify(0, "WATCHDOG=1");
 			wd_last = mono_us();
@@ -503,6 +746,7 @@ static int start(struct daemon *d)
 	r = config_check_cpus(&d->cfg, cpumask_weight(&d->topo->online));
 	if (r < 0)
 		return r;
+	apply_scheduling(d);
 	find_root(d, root, sizeof(root));
 	r = open_bpf(d, root);
 	if (r < 0) {
