@@ -9,10 +9,25 @@
  * it measures the floor: writing those N cpuset.cpus files in a tight loop
  * the way the daemon does (open, one write, close), and the daemon's RSS.
  *
+ * -S kubelet builds the scene the way kubelet and runc do on cgroup v1
+ * (scene_kubelet()): the N shared containers are running (a process in
+ * each) before the daemon starts; every start is a fresh pod cgroup with
+ * cpus/mems copied from its parent, whose container gets its bundle and
+ * cpu.cfs_quota_us before its cpuset mkdir; and this process busy-polls
+ * every shared container's cpuset.cpus meanwhile, which gives the
+ * external figure: from the mkdir (rmdir) syscall to the moment the last
+ * shared container's cpuset.cpus reads the new pool. Starts and stops are
+ * reported apart, the daemon's own figure beside the external one, with
+ * the floor measured before the daemon starts (quiet) and after it stops.
+ * -L runs `stress-ng --cpu 0` (a busy worker on every CPU) from before the
+ * daemon starts until the last floor is measured. -o KEY=VALUE adds a line
+ * to the daemon's config file (repeatable), e.g. -o sched_policy=other.
+ *
  *   bench-resize [-n N] [-r ROUNDS] [-d BUILD_DIR] [-s hierarchical|per-container]
+ *                [-S plain|kubelet] [-L] [-o KEY=VALUE]... [-v]
  * Needs root and the v1 cpuset hierarchy, or pure v2 with cpuset enabled
- * (the VM lane); -s is the daemon's --v2-writes there (v1 ignores it:
- * it always writes every container).
+ * (the VM lane; plain scene only); -s is the daemon's --v2-writes there
+ * (v1 ignores it: it always writes every container).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +47,8 @@
 
 #define CPUSET_V1 "/sys/fs/cgroup/cpuset"
 #define CPUSET_V2 "/sys/fs/cgroup"
+#define CPU_V1 "/sys/fs/cgroup/cpu"	/* the kubelet scene's cpu.cfs_quota_us */
+#define MAX_OPTS 16
 
 /* The hierarchy holding cpuset: v1's own mount, else the v2 root. */
 static const char *CPUSET = CPUSET_V1;
@@ -41,11 +58,20 @@ struct bench {
 	int n, rounds;
 	const char *build;
 	const char *strategy;	/* --v2-writes */
+	bool kubelet;		/* -S kubelet */
+	bool load;		/* -L: stress-ng on every CPU */
+	bool verbose;		/* -v: every sample of the kubelet scene */
+	const char *opts[MAX_OPTS];	/* -o: daemon config lines */
+	int n_opts;
 	char root[128];		/* relative cgroup path of the kubepods root */
 	char work[128];		/* temp dir: bundles, state */
 	char pin[128];		/* private BPF pin dir */
 	pid_t daemon;
+	pid_t stress;		/* stress-ng, leader of its own process group */
 	pid_t *kids;
+	int *fds;		/* kubelet scene: each shared container's cpuset.cpus, read-only */
+	int *left;		/* kubelet scene: the poller's containers still to change */
+	uint64_t *old_at;	/* kubelet scene: start of the last sweep that read the old value */
 	char pool_all[CPULIST_MAX], pool_less[CPULIST_MAX];
 };
 
@@ -162,6 +188,56 @@ static pid_t spawn_in(const char *rel)
 	return kid;
 }
 
+/* The daemon's config file: the -o lines, else empty (the defaults). */
+static void write_conf(const struct bench *b, const char *path)
+{
+	char text[2048] = "";
+
+	for (int i = 0; i < b->n_opts; i++) {
+		if (strlen(text) + strlen(b->opts[i]) + 2 > sizeof(text)) {
+			fprintf(stderr, "bench-resize: -o: too many settings\n");
+			exit(2);
+		}
+		strcat(text, b->opts[i]);
+		strcat(text, "\n");
+	}
+	put(path, text[0] ? text : "\n");
+}
+
+/* -L: `stress-ng --cpu 0`, a busy worker on every online CPU, in its own
+ * process group so that stop_stress() ends the workers too. */
+static void start_stress(struct bench *b)
+{
+	b->stress = fork();
+	if (b->stress < 0)
+		die("fork");
+	if (b->stress == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		setpgid(0, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execlp("stress-ng", "stress-ng", "--cpu", "0", "--quiet", (char *)NULL);
+		_exit(127);
+	}
+	setpgid(b->stress, b->stress);
+	usleep(300000);	/* the workers are up and busy */
+	if (waitpid(b->stress, NULL, WNOHANG) == b->stress) {
+		fprintf(stderr, "bench-resize: -L: stress-ng did not start (installed?)\n");
+		b->stress = 0;
+		exit(1);
+	}
+}
+
+static void stop_stress(struct bench *b)
+{
+	if (b->stress <= 0)
+		return;
+	kill(-b->stress, SIGTERM);
+	waitpid(b->stress, NULL, 0);
+	b->stress = 0;
+}
+
 static void start_daemon(struct bench *b)
 {
 	char exe[256], tmpl[256], state[256], conf[256], prom[256];
@@ -169,10 +245,10 @@ static void start_daemon(struct bench *b)
 	snprintf(exe, sizeof(exe), "%s/cpusetd", b->build);
 	snprintf(tmpl, sizeof(tmpl), "%s/bundles/{id}/config.json", b->work);
 	snprintf(state, sizeof(state), "%s/state", b->work);
-	snprintf(conf, sizeof(conf), "%s/empty.conf", b->work);
+	snprintf(conf, sizeof(conf), "%s/cpusetd.conf", b->work);
 	/* The export goes to our work dir, not the node's textfile directory. */
 	snprintf(prom, sizeof(prom), "%s/cpusetd.prom", b->work);
-	put(conf, "\n");
+	write_conf(b, conf);
 	b->daemon = fork();
 	if (b->daemon < 0)
 		die("fork");
@@ -238,6 +314,33 @@ static json_object *wait_status(const struct bench *b, int64_t want_conv, int n_
 	}
 	fprintf(stderr, "bench-resize: timed out waiting for the daemon\n");
 	exit(1);
+}
+
+/*
+ * Waits until the daemon sleeps in epoll_wait again (/proc/PID/wchan), so
+ * that the next step meets an idle daemon: status.json is not the last
+ * file an export writes (topology.json follows), and a step that started
+ * on it would time the tail of that export too. Without kernel symbols
+ * (wchan "0") it gives up after a second, once, and steps on status.json.
+ */
+static void wait_idle(const struct bench *b)
+{
+	static bool blind;
+	uint64_t deadline = now_ns() + 1000000000ULL;
+	char p[64], w[64];
+
+	snprintf(p, sizeof(p), "/proc/%d/wchan", (int)b->daemon);
+	while (!blind) {
+		get(p, w, sizeof(w));
+		if (strcmp(w, "do_epoll_wait") == 0)
+			return;
+		if (now_ns() > deadline) {
+			fprintf(stderr, "bench-resize: cannot see the daemon idle (%s: '%s'); "
+				"stepping on status.json alone\n", p, w);
+			blind = true;
+		}
+		usleep(100);
+	}
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -393,6 +496,8 @@ static void teardown(void)
 	to_clean = NULL;
 	if (b->daemon > 0)
 		kill(b->daemon, SIGTERM);
+	if (b->stress > 0)
+		kill(-b->stress, SIGTERM);
 
 	for (int i = 0; b->kids && i < b->n; i++)
 		if (b->kids[i] > 0)
@@ -404,6 +509,12 @@ static void teardown(void)
 		 b->pin);
 	if (system(cmd) != 0)
 		fprintf(stderr, "bench-resize: cleanup incomplete\n");
+	if (!b->kubelet)
+		return;
+	snprintf(cmd, sizeof(cmd), "find %s%.*s -depth -type d -exec rmdir {} + 2>/dev/null", CPU_V1,
+		 (int)(strrchr(b->root, '/') - b->root), b->root);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench-resize: cleanup of %s incomplete\n", CPU_V1);
 }
 
 /* Convergence samples of the last 2*rounds events from status.json. */
@@ -425,12 +536,12 @@ static void report(const struct bench *b, uint64_t *conv, uint64_t *flo, uint64_
 	uint64_t c50 = pct(conv, n, 50), c99 = pct(conv, n, 99);
 	uint64_t f50 = pct(flo, n, 50), g50 = pct(flo_fd, n, 50);
 
-	printf("%s N=%d rounds=%d: convergence p50 %.1f us p99 %.1f us | "
+	printf("%s N=%d rounds=%d%s: convergence p50 %.1f us p99 %.1f us | "
 	       "floor (open+write+close) p50 %.1f us, ratio p50 %.2f p99 %.2f | "
 	       "floor (open fds) p50 %.1f us, ratio p50 %.2f p99 %.2f | "
 	       "writes/resize %.1f | daemon RSS %ld KiB\n",
 	       on_v2 ? (strcmp(b->strategy, "hierarchical") ? "v2 per-container" : "v2 hierarchical") :
-	       "v1", b->n, b->rounds, c50 / 1e3, c99 / 1e3,
+	       "v1", b->n, b->rounds, b->load ? " load=stress-ng" : "", c50 / 1e3, c99 / 1e3,
 	       f50 / 1e3, (double)c50 / (double)f50, (double)c99 / (double)f50,
 	       g50 / 1e3, (double)c50 / (double)g50, (double)c99 / (double)g50,
 	       writes_per_resize, rss);
@@ -446,6 +557,8 @@ static void run(struct bench *b)
 	json_object *s;
 	long rss;
 
+	if (b->load)
+		start_stress(b);
 	start_daemon(b);
 	for (int i = 0; i < b->n; i++) {
 		shared_path(b, i, rel, sizeof(rel));
@@ -467,9 +580,11 @@ static void run(struct bench *b)
 		if (mkdir(p, 0755) < 0)
 			die(p);
 		json_object_put(wait_status(b, conv0 + 2 * r + 1, b->n + 1));
+		wait_idle(b);
 		if (rmdir(p) < 0)
 			die(p);
 		json_object_put(wait_status(b, conv0 + 2 * r + 2, b->n));
+		wait_idle(b);
 	}
 	s = wait_status(b, conv0 + (int64_t)n, b->n);
 	writes1 = jget(s, "counters", "cgroup_writes");
@@ -483,6 +598,7 @@ static void run(struct bench *b)
 
 	floor_run(b, flo, (int)n);
 	floor_fd_run(b, flo_fd, (int)n);
+	stop_stress(b);
 	report(b, conv, flo, flo_fd, n, (double)(writes1 - writes0) /
 	       (double)(resizes1 > resizes0 ? resizes1 - resizes0 : 1), rss);
 	free(conv);
@@ -490,25 +606,319 @@ static void run(struct bench *b)
 	free(flo_fd);
 }
 
+/* --- -S kubelet --- */
+
+/* A cgroup in the cpu hierarchy (v1), for cpu.cfs_quota_us. */
+static void mkcg_cpu(const char *rel)
+{
+	char p[700];
+
+	snprintf(p, sizeof(p), "%s%s", CPU_V1, rel);
+	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+		die(p);
+}
+
+static void rmcg(const char *mnt, const char *rel)
+{
+	char p[700];
+
+	snprintf(p, sizeof(p), "%s%s", mnt, rel);
+	if (rmdir(p) < 0)
+		die(p);
+}
+
+/* The shared containers' cpuset.cpus, open for the poller. */
+static void open_shared(struct bench *b)
+{
+	char p[600], rel[512];
+
+	b->fds = calloc((size_t)b->n, sizeof(*b->fds));
+	b->left = calloc((size_t)b->n, sizeof(*b->left));
+	b->old_at = calloc((size_t)b->n, sizeof(*b->old_at));
+	if (!b->fds || !b->left || !b->old_at)
+		die("calloc");
+	for (int i = 0; i < b->n; i++) {
+		shared_path(b, i, rel, sizeof(rel));
+		snprintf(p, sizeof(p), "%s%s/cpuset.cpus", CPUSET, rel);
+		b->fds[i] = open(p, O_RDONLY | O_CLOEXEC);
+		if (b->fds[i] < 0)
+			die(p);
+	}
+}
+
+/*
+ * The poller: re-reads every shared container's cpuset.cpus that does not
+ * say want yet, without a pause, until all do. Returns the CLOCK_MONOTONIC
+ * ns at which the last one was first seen with it; *ret_low gets a lower
+ * bound of when the last one changed: the latest sweep, over all of them,
+ * that still read the old value. The true time is between the two; they
+ * are far apart only when the poller itself was off its CPU.
+ */
+static uint64_t poll_shared(const struct bench *b, const char *want, uint64_t *ret_low)
+{
+	uint64_t last = 0, low = 0, sweep, deadline = now_ns() + 10ULL * 1000000000ULL;
+	size_t wl = strlen(want);
+	int left = b->n;
+	char buf[CPULIST_MAX];
+
+	for (int i = 0; i < b->n; i++)
+		b->left[i] = i;
+	while (left > 0) {
+		sweep = now_ns();
+		for (int k = 0; k < left;) {
+			int i = b->left[k];
+			ssize_t r = pread(b->fds[i], buf, sizeof(buf), 0);
+
+			if (r == (ssize_t)wl + 1 && memcmp(buf, want, wl) == 0) {
+				last = now_ns();
+				low = b->old_at[i] > low ? b->old_at[i] : low;
+				b->left[k] = b->left[--left];
+				continue;
+			}
+			b->old_at[i] = sweep;
+			k++;
+		}
+		if (left && now_ns() > deadline) {
+			fprintf(stderr, "bench-resize: %d shared containers never read '%s'\n", left,
+				want);
+			exit(1);
+		}
+	}
+	*ret_low = low;
+	return last;
+}
+
+/* What the daemon does to the containers it manages before its first write
+ * (cgfs_skip_sched_rebuild): v1 rebuilds the scheduler domains after
+ * every cpuset.cpus write to a load-balanced cpuset. Done here before the
+ * first floor so that it times the same writes the daemon makes. */
+static void no_rebuild(const struct bench *b)
+{
+	char p[600], rel[512];
+
+	for (int i = 0; i < b->n; i++) {
+		shared_path(b, i, rel, sizeof(rel));
+		snprintf(p, sizeof(p), "%s%s/cpuset.sched_load_balance", CPUSET, rel);
+		put(p, "0");
+	}
+}
+
+/* Round r's integer pod: a fresh pod cgroup (rel) and container ID. */
+static void kubelet_pod(const struct bench *b, int r, char *pod, size_t len, char *id)
+{
+	snprintf(id, 65, "%064x", 0xbe7c4 + r);
+	snprintf(pod, len, "%s/pod%08x-0000-4000-8000-%012d", b->root, 0xbe7c4, r);
+}
+
+/*
+ * One start and stop of an integer container as kubelet and runc make it;
+ * ext[0] and ext[1] get the external start and stop times (ns), low[0]
+ * and low[1] their lower bounds (poll_shared).
+ */
+static void kubelet_round(const struct bench *b, int r, int64_t conv0, uint64_t *ext,
+			  uint64_t *low)
+{
+	char pod[512], ct[600], id[65], quota[700], p[700];
+	uint64_t t0, l;
+
+	kubelet_pod(b, r, pod, sizeof(pod), id);
+	snprintf(ct, sizeof(ct), "%s/%s", pod, id);
+	write_bundle(b, id);			/* containerd: the bundle first */
+	mkcg_inner(pod);			/* kubelet: the pod, cpus/mems copied */
+	mkcg_cpu(pod);				/* runc: cpu before cpuset */
+	mkcg_cpu(ct);
+	snprintf(quota, sizeof(quota), "%s%s/cpu.cfs_quota_us", CPU_V1, ct);
+	put(quota, "100000");
+	snprintf(p, sizeof(p), "%s%s", CPUSET, ct);
+	t0 = now_ns();
+	if (mkdir(p, 0755) < 0)
+		die(p);
+	ext[0] = poll_shared(b, b->pool_less, &l) - t0;
+	low[0] = l > t0 ? l - t0 : 0;
+	json_object_put(wait_status(b, conv0 + 2 * r + 1, b->n + 1));
+	wait_idle(b);
+	t0 = now_ns();
+	if (rmdir(p) < 0)
+		die(p);
+	ext[1] = poll_shared(b, b->pool_all, &l) - t0;
+	low[1] = l > t0 ? l - t0 : 0;
+	json_object_put(wait_status(b, conv0 + 2 * r + 2, b->n));
+	/* kubelet removes the pod cgroup later: not part of this step */
+	rmcg(CPU_V1, ct);
+	rmcg(CPU_V1, pod);
+	rmcg(CPUSET, pod);
+	wait_idle(b);
+}
+
+/* Every other sample from v[0..n): the starts (from 0) or stops (from 1). */
+static void split(const uint64_t *v, size_t n, size_t from, uint64_t *out)
+{
+	for (size_t i = from, j = 0; i < n; i += 2, j++)
+		out[j] = v[i];
+}
+
+struct kubelet_figures {
+	uint64_t *conv, *ext, *low;	/* 2*rounds each: start, stop, start, ... */
+	uint64_t *flo_quiet, *flo_fd_quiet, *flo_after;
+	double writes_per_resize;
+	long rss;
+};
+
+static void report_line(const char *what, uint64_t *own, uint64_t *ext, uint64_t *low,
+			size_t n, uint64_t f_q, uint64_t f_a)
+{
+	uint64_t o50 = pct(own, n, 50), o99 = pct(own, n, 99);
+	uint64_t e50 = pct(ext, n, 50), e99 = pct(ext, n, 99);
+	uint64_t l50 = pct(low, n, 50), l99 = pct(low, n, 99);
+
+	printf("  %-5s daemon p50 %7.1f us p99 %7.1f us | external p50 %7.1f us p99 %7.1f us "
+	       "(lower bound p50 %.1f p99 %.1f) | external/floor p50 %.2f p99 %.2f "
+	       "(after-run floor: %.2f %.2f)\n",
+	       what, o50 / 1e3, o99 / 1e3, e50 / 1e3, e99 / 1e3, l50 / 1e3, l99 / 1e3,
+	       (double)e50 / (double)f_q, (double)e99 / (double)f_q,
+	       (double)e50 / (double)f_a, (double)e99 / (double)f_a);
+}
+
+static void report_kubelet(const struct bench *b, struct kubelet_figures *f)
+{
+	size_t n = (size_t)b->rounds, all = 2 * n;
+	uint64_t *own = calloc(n, sizeof(*own)), *ext = calloc(n, sizeof(*ext));
+	uint64_t *low = calloc(n, sizeof(*low));
+	uint64_t f_q = pct(f->flo_quiet, all, 50), f_a = pct(f->flo_after, all, 50);
+	uint64_t g_q = pct(f->flo_fd_quiet, all, 50);
+
+	printf("v1 kubelet N=%d rounds=%d load=%s daemon config:", b->n, b->rounds,
+	       b->load ? "stress-ng --cpu 0" : "none");
+	for (int i = 0; i < b->n_opts; i++)
+		printf(" %s", b->opts[i]);
+	printf("%s\n", b->n_opts ? "" : " (defaults)");
+	for (size_t i = 0; b->verbose && i < all; i++)
+		printf("  # %s %zu: daemon %.1f us, external %.1f us (lower bound %.1f us)\n",
+		       i % 2 ? "stop" : "start", i / 2, f->conv[i] / 1e3, f->ext[i] / 1e3,
+		       f->low[i] / 1e3);
+	split(f->conv, all, 0, own);
+	split(f->ext, all, 0, ext);
+	split(f->low, all, 0, low);
+	report_line("start", own, ext, low, n, f_q, f_a);
+	split(f->conv, all, 1, own);
+	split(f->ext, all, 1, ext);
+	split(f->low, all, 1, low);
+	report_line("stop", own, ext, low, n, f_q, f_a);
+	printf("  floor open+write+close of the %d cpuset.cpus: p50 %.1f us before the daemon "
+	       "(quiet), %.1f us after it stopped%s | open fds p50 %.1f us (quiet) | "
+	       "writes/resize %.1f | daemon RSS %ld KiB\n",
+	       b->n, f_q / 1e3, f_a / 1e3, b->load ? " (loaded)" : "", g_q / 1e3,
+	       f->writes_per_resize, f->rss);
+	free(own);
+	free(ext);
+	free(low);
+}
+
+/*
+ * -S kubelet (v1): the shared containers run before the daemon starts;
+ * the floors come first (nothing running but them) and last; in
+ * between, -L's load and the daemon.
+ */
+static void scene_kubelet(struct bench *b)
+{
+	size_t n = 2 * (size_t)b->rounds;
+	struct kubelet_figures f = {
+		.conv = calloc(n, sizeof(uint64_t)), .ext = calloc(n, sizeof(uint64_t)),
+		.low = calloc(n, sizeof(uint64_t)),
+		.flo_quiet = calloc(n, sizeof(uint64_t)), .flo_fd_quiet = calloc(n, sizeof(uint64_t)),
+		.flo_after = calloc(n, sizeof(uint64_t)),
+	};
+	int64_t conv0, writes0, resizes0;
+	char rel[512];
+	json_object *s;
+
+	snprintf(rel, sizeof(rel), "%.*s", (int)(strrchr(b->root, '/') - b->root), b->root);
+	mkcg_cpu(rel);
+	mkcg_cpu(b->root);
+	for (int i = 0; i < b->n; i++) {
+		shared_path(b, i, rel, sizeof(rel));
+		mkcg(rel);
+		b->kids[i] = spawn_in(rel);
+	}
+	no_rebuild(b);
+	floor_run(b, f.flo_quiet, (int)n);
+	floor_fd_run(b, f.flo_fd_quiet, (int)n);
+	if (b->load)
+		start_stress(b);
+	start_daemon(b);
+	s = wait_status(b, 0, b->n);
+	conv0 = jget(s, "convergence", "count");
+	writes0 = jget(s, "counters", "cgroup_writes");
+	resizes0 = jget(s, "counters", "resizes");
+	json_object_put(s);
+	open_shared(b);
+	for (int r = 0; r < b->rounds; r++)
+		kubelet_round(b, r, conv0, &f.ext[2 * r], &f.low[2 * r]);
+	s = wait_status(b, conv0 + (int64_t)n, b->n);
+	if (jget(s, "convergence", "count") != conv0 + (int64_t)n)
+		fprintf(stderr, "bench-resize: %lld convergence samples for %zu resizes\n",
+			(long long)(jget(s, "convergence", "count") - conv0), n);
+	f.writes_per_resize = (double)(jget(s, "counters", "cgroup_writes") - writes0) /
+			      (double)(jget(s, "counters", "resizes") - resizes0);
+	read_samples(s, f.conv, n);
+	json_object_put(s);
+	f.rss = rss_kib(b->daemon);
+	kill(b->daemon, SIGTERM);
+	waitpid(b->daemon, NULL, 0);
+	b->daemon = 0;
+	floor_run(b, f.flo_after, (int)n);
+	stop_stress(b);
+	report_kubelet(b, &f);
+	free(f.conv);
+	free(f.ext);
+	free(f.low);
+	free(f.flo_quiet);
+	free(f.flo_fd_quiet);
+	free(f.flo_after);
+}
+
 int main(int argc, char **argv)
 {
 	struct bench b = { .n = 100, .rounds = 50, .build = "build", .strategy = "hierarchical" };
+	const char *scene = "plain";
 	int c;
 
-	while ((c = getopt(argc, argv, "n:r:d:s:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:d:s:S:Lo:vh")) != -1) {
 		switch (c) {
 		case 'n': b.n = atoi(optarg); break;
 		case 'r': b.rounds = atoi(optarg); break;
 		case 'd': b.build = optarg; break;
 		case 's': b.strategy = optarg; break;
+		case 'S': scene = optarg; break;
+		case 'L': b.load = true; break;
+		case 'v': b.verbose = true; break;
+		case 'o':
+			if (b.n_opts == MAX_OPTS) {
+				fprintf(stderr, "bench-resize: -o: at most %d\n", MAX_OPTS);
+				return 2;
+			}
+			b.opts[b.n_opts++] = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: bench-resize [-n SHARED_CONTAINERS] [-r ROUNDS] [-d BUILD_DIR]\n"
-					"                    [-s hierarchical|per-container]\n"
+					"                    [-s hierarchical|per-container] [-S plain|kubelet] [-L]\n"
+					"                    [-o KEY=VALUE]... [-v]\n"
+					"  -S kubelet  the scene as kubelet and runc build it, with the external\n"
+					"              figure (cgroup v1)\n"
+					"  -L          stress-ng --cpu 0 (every CPU busy) during the run\n"
+					"  -o K=V      a line of the daemon's config file (repeatable)\n"
+					"  -v          kubelet scene: print every sample too\n"
 					"  e.g. sudo build/bench-resize -n 100 -r 50\n"
+					"       sudo build/bench-resize -n 100 -r 100 -S kubelet -L\n"
 					"       sudo build/bench-resize -n 500 -s per-container   # v2\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
+	if (strcmp(scene, "plain") && strcmp(scene, "kubelet")) {
+		fprintf(stderr, "bench-resize: -S: expected plain|kubelet, got '%s'\n", scene);
+		return 2;
+	}
+	b.kubelet = scene[0] == 'k';
 	if (strcmp(b.strategy, "hierarchical") && strcmp(b.strategy, "per-container")) {
 		fprintf(stderr, "bench-resize: -s: expected hierarchical|per-container, got '%s'\n",
 			b.strategy);
@@ -522,9 +932,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-resize: -n and -r must be positive integers\n");
 		return 2;
 	}
+	if (b.kubelet && (on_v2 || access(CPU_V1 "/cpu.cfs_quota_us", F_OK) < 0)) {
+		fprintf(stderr, "bench-resize: -S kubelet needs cgroup v1 cpuset and cpu hierarchies "
+				"(%s, %s)\n", CPUSET_V1, CPU_V1);
+		return 2;
+	}
 	to_clean = &b;
 	atexit(teardown);
 	setup(&b);
-	run(&b);
+	if (b.kubelet)
+		scene_kubelet(&b);
+	else
+		run(&b);
 	return 0;
 }

@@ -1,8 +1,13 @@
 #!/bin/sh
-# make bench: the resize benchmark for N = 10, 100 and 500 shared containers.
+# make bench: the resize benchmark for N = 10, 100 and 500 shared containers;
+# then, on cgroup v1, N = 100 in the kubelet scene with every CPU loaded
+# (BENCHMARKS.md, "Resize on a busy node").
 set -eu
 out=${1:-build}
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 for n in 10 100 500; do
 	"$out/bench-resize" -d "$out" -n "$n" -r "${ROUNDS:-50}"
 done
+if [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] && [ -d /sys/fs/cgroup/cpuset ]; then
+	"$out/bench-resize" -d "$out" -n 100 -r "${ROUNDS:-50}" -S kubelet -L
+fi
