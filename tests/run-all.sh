@@ -91,13 +91,24 @@ run_fuzz() {
 	tally "$log" "$rc" tests/fuzz/run.sh
 }
 
+# The code map (README "Code map"): folder dependencies one way, no call
+# or include cycle between files, user headers closed to BPF.
+run_layout() {
+	local log rc
+	echo "== tools/check-layout.py"
+	log=$(mktemp)
+	python3 tools/check-layout.py "$out" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	tally "$log" "$rc" tools/check-layout.py
+}
+
 case $what in
-unit) run_unit ;;
+unit) run_unit; run_layout ;;
 fuzz) run_fuzz ;;
 integration) run_integration ;;
 containerd) run_containerd ;;
 vm) run_vm ;;
-*) run_unit; run_fuzz; run_integration; run_containerd; run_vm ;;
+*) run_unit; run_layout; run_fuzz; run_integration; run_containerd; run_vm ;;
 esac
 
 if [ ${#failed_names[@]} -gt 0 ]; then
