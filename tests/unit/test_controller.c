@@ -633,8 +633,8 @@ static void test_admit_order(void **state)
 }
 
 /* The rmdir of an integer container gives its CPUs back to every shared
- * container; an rmdir event for a cgroup that is still there (an older
- * one of that name) releases nothing. */
+ * container; an rmdir event for another cgroup of that name (an older
+ * id) releases nothing. */
 static void test_release(void **state)
 {
 	struct fx *f = *state;
@@ -642,8 +642,11 @@ static void test_release(void **state)
 	struct ct g = start(f, POD_QOS_GUARANTEED, 2);
 	struct ct b2 = start(f, POD_QOS_BESTEFFORT, 0);
 	struct cpumask excl = assert_exclusive(f, &g, 2);
+	struct cpusetd_event stale;
 
-	send(f, CPUSETD_EV_RMDIR, &g, 0);	/* g still exists: stale */
+	stale = event(CPUSETD_EV_RMDIR, &g, 0);
+	stale.cgroup_id = g.id + 1000;		/* an older cgroup of that name */
+	assert_int_equal(controller_handle(f->c, &stale), 0);
 	assert_cpus(f, &b1, pool(f, &excl));
 	remove_ct(f, &g);
 	send(f, CPUSETD_EV_RMDIR, &g, 0);
