@@ -22,9 +22,13 @@
  * -L runs `stress-ng --cpu 0` (a busy worker on every CPU) from before the
  * daemon starts until the last floor is measured. -o KEY=VALUE adds a line
  * to the daemon's config file (repeatable), e.g. -o sched_policy=other.
+ * -b K (with -g GAP_US between containers) ends the run with a burst: K
+ * more shared containers made back to back, and how many files the
+ * daemon's exports wrote for it (renames into the state and work
+ * directories, seen with inotify) until it is idle again.
  *
  *   bench-resize [-n N] [-r ROUNDS] [-d BUILD_DIR] [-s hierarchical|per-container]
- *                [-S plain|kubelet] [-L] [-o KEY=VALUE]... [-v]
+ *                [-S plain|kubelet] [-L] [-o KEY=VALUE]... [-v] [-b K [-g GAP_US]]
  * Needs root and the v1 cpuset hierarchy, or pure v2 with cpuset enabled
  * (the VM lane; plain scene only); -s is the daemon's --v2-writes there
  * (v1 ignores it: it always writes every container).
@@ -39,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -61,6 +66,7 @@ struct bench {
 	bool kubelet;		/* -S kubelet */
 	bool load;		/* -L: stress-ng on every CPU */
 	bool verbose;		/* -v: every sample of the kubelet scene */
+	int burst, gap_us;	/* -b, -g: a burst of shared containers at the end */
 	const char *opts[MAX_OPTS];	/* -o: daemon config lines */
 	int n_opts;
 	char root[128];		/* relative cgroup path of the kubepods root */
@@ -517,6 +523,71 @@ static void teardown(void)
 		fprintf(stderr, "bench-resize: cleanup of %s incomplete\n", CPU_V1);
 }
 
+/* Counts the files renamed into a watched directory, by name. */
+struct renames {
+	int status, prom, topology, other;
+};
+
+static void count_renames(int fd, struct renames *n)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t len;
+
+	while ((len = read(fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + len;) {
+			const struct inotify_event *e = (const struct inotify_event *)p;
+			const char *name = e->len ? e->name : "";
+
+			if (strcmp(name, "status.json") == 0)
+				n->status++;
+			else if (strcmp(name, "cpusetd.prom") == 0)
+				n->prom++;
+			else if (strcmp(name, "topology.json") == 0)
+				n->topology++;
+			else
+				n->other++;
+			p += sizeof(*e) + e->len;
+		}
+	}
+}
+
+/*
+ * -b: b->burst shared containers (a pod and its container each) made back
+ * to back, b->gap_us apart, while the daemon runs; then, once it has placed
+ * them all and is idle, how many export files it wrote meanwhile.
+ */
+static void run_burst(const struct bench *b)
+{
+	char dir[256], rel[512];
+	struct renames n = { 0 };
+	uint64_t t0, t1;
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+	snprintf(dir, sizeof(dir), "%s/state", b->work);
+	if (fd < 0 || inotify_add_watch(fd, dir, IN_MOVED_TO) < 0 ||
+	    inotify_add_watch(fd, b->work, IN_MOVED_TO) < 0)
+		die("inotify");
+	t0 = now_ns();
+	for (int i = b->n; i < b->n + b->burst; i++) {
+		shared_path(b, i, rel, sizeof(rel));
+		*strrchr(rel, '/') = '\0';
+		mkcg_inner(rel);
+		shared_path(b, i, rel, sizeof(rel));
+		mkcg(rel);
+		if (b->gap_us)
+			usleep((useconds_t)b->gap_us);
+	}
+	t1 = now_ns();
+	json_object_put(wait_status(b, 0, b->n + b->burst));
+	usleep(50000);		/* past the daemon's settling of exports */
+	wait_idle(b);
+	count_renames(fd, &n);
+	close(fd);
+	printf("  burst: %d shared containers (%d cgroup mkdirs) in %.1f ms, %d us apart: the "
+	       "exports wrote status.json %d, cpusetd.prom %d, topology.json %d times\n",
+	       b->burst, 2 * b->burst, (t1 - t0) / 1e6, b->gap_us, n.status, n.prom, n.topology);
+}
+
 /* Convergence samples of the last 2*rounds events from status.json. */
 static void read_samples(json_object *s, uint64_t *out, size_t n)
 {
@@ -592,6 +663,8 @@ static void run(struct bench *b)
 	read_samples(s, conv, n);
 	json_object_put(s);
 	rss = rss_kib(b->daemon);
+	if (b->burst)
+		run_burst(b);
 	kill(b->daemon, SIGTERM);
 	waitpid(b->daemon, NULL, 0);
 	b->daemon = 0;
@@ -863,6 +936,8 @@ static void scene_kubelet(struct bench *b)
 	read_samples(s, f.conv, n);
 	json_object_put(s);
 	f.rss = rss_kib(b->daemon);
+	if (b->burst)
+		run_burst(b);
 	kill(b->daemon, SIGTERM);
 	waitpid(b->daemon, NULL, 0);
 	b->daemon = 0;
@@ -883,7 +958,7 @@ int main(int argc, char **argv)
 	const char *scene = "plain";
 	int c;
 
-	while ((c = getopt(argc, argv, "n:r:d:s:S:Lo:vh")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:d:s:S:Lo:vb:g:h")) != -1) {
 		switch (c) {
 		case 'n': b.n = atoi(optarg); break;
 		case 'r': b.rounds = atoi(optarg); break;
@@ -892,6 +967,8 @@ int main(int argc, char **argv)
 		case 'S': scene = optarg; break;
 		case 'L': b.load = true; break;
 		case 'v': b.verbose = true; break;
+		case 'b': b.burst = atoi(optarg); break;
+		case 'g': b.gap_us = atoi(optarg); break;
 		case 'o':
 			if (b.n_opts == MAX_OPTS) {
 				fprintf(stderr, "bench-resize: -o: at most %d\n", MAX_OPTS);
@@ -902,12 +979,15 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: bench-resize [-n SHARED_CONTAINERS] [-r ROUNDS] [-d BUILD_DIR]\n"
 					"                    [-s hierarchical|per-container] [-S plain|kubelet] [-L]\n"
-					"                    [-o KEY=VALUE]... [-v]\n"
+					"                    [-o KEY=VALUE]... [-v] [-b K [-g GAP_US]]\n"
 					"  -S kubelet  the scene as kubelet and runc build it, with the external\n"
 					"              figure (cgroup v1)\n"
 					"  -L          stress-ng --cpu 0 (every CPU busy) during the run\n"
 					"  -o K=V      a line of the daemon's config file (repeatable)\n"
 					"  -v          kubelet scene: print every sample too\n"
+					"  -b K        end with a burst of K shared containers, and count\n"
+					"              the files the daemon's exports wrote for it\n"
+					"  -g GAP_US   microseconds between the burst's containers\n"
 					"  e.g. sudo build/bench-resize -n 100 -r 50\n"
 					"       sudo build/bench-resize -n 100 -r 100 -S kubelet -L\n"
 					"       sudo build/bench-resize -n 500 -s per-container   # v2\n");
@@ -928,8 +1008,9 @@ int main(int argc, char **argv)
 		CPUSET = CPUSET_V2;
 		on_v2 = true;
 	}
-	if (b.n < 1 || b.rounds < 1) {
-		fprintf(stderr, "bench-resize: -n and -r must be positive integers\n");
+	if (b.n < 1 || b.rounds < 1 || b.burst < 0 || b.gap_us < 0) {
+		fprintf(stderr, "bench-resize: -n and -r must be positive integers, -b and -g not "
+				"negative\n");
 		return 2;
 	}
 	if (b.kubelet && (on_v2 || access(CPU_V1 "/cpu.cfs_quota_us", F_OK) < 0)) {

@@ -61,13 +61,15 @@ struct daemon {
 #define RESYNC_RETRY_MS	1000
 /*
  * A placement change is exported once no fd has been ready for
- * EXPORT_SETTLE_MS (the events of one burst, a script's or runc's, come
- * closer together than that), and at the latest EXPORT_MAX_DEFER_MS after
- * it, however busy the loop. A turn drains at most DRAIN_MAX_ROUNDS
- * epoll_wait()s, so that timers and the watchdog still get their turn.
+ * EXPORT_SETTLE_MS (the events of one burst, runc's for a container or a
+ * node's pods starting together, come closer than that; the files follow
+ * a burst by that much, far below any reader's poll), and at the latest
+ * EXPORT_MAX_DEFER_MS after it, however busy the loop. A turn drains at
+ * most DRAIN_MAX_ROUNDS epoll_wait()s, so that timers and the watchdog
+ * still get their turn.
  */
-#define EXPORT_SETTLE_MS	2
-#define EXPORT_MAX_DEFER_MS	100
+#define EXPORT_SETTLE_MS	10
+#define EXPORT_MAX_DEFER_MS	200
 #define DRAIN_MAX_ROUNDS	64
 
 static uint64_t mono_us(void)
