@@ -190,7 +190,7 @@ static int set_cpus(const struct daemon *d, char *where, size_t len)
 static void apply_scheduling(const struct daemon *d)
 {
 	const struct cpusetd_config *c = &d->cfg;
-	char want[48], now[48], where[CPULIST_MAX + 64];
+	char want[48], now[48], what[160], where[CPULIST_MAX + 64], on[CPULIST_MAX + 128];
 	struct sched_param sp = { 0 };
 	int rs = each_thread(set_thread_sched, c), rc = set_cpus(d, where, sizeof(where));
 	int policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
@@ -198,16 +198,20 @@ static void apply_scheduling(const struct daemon *d)
 	sched_getparam(0, &sp);
 	sched_text(c->sched_policy, (int)c->sched_priority, c->nice, want, sizeof(want));
 	sched_text(policy, sp.sched_priority, getpriority(PRIO_PROCESS, 0), now, sizeof(now));
-	if (rs < 0 || rc < 0)
-		log_warn("scheduling: %s%s%s%s, %s%s%s%s; a busy node delays placements "
-			 "(README \"Scheduling\")",
-			 rs < 0 ? "cannot set " : "", want, rs < 0 ? ": " : "",
-			 rs < 0 ? strerror(-rs) : "", rc < 0 ? "cannot run on " : "on ", where,
-			 rc < 0 ? ": " : "", rc < 0 ? strerror(-rc) : "");
-	else
-		log_info("scheduling: %s, on %s", want, where);
 	if (rs < 0)
-		log_debug("scheduling: running with %s", now);
+		snprintf(what, sizeof(what), "cannot set %s (%s), running %s", want, strerror(-rs),
+			 now);
+	else
+		snprintf(what, sizeof(what), "%s", want);
+	if (rc < 0)
+		snprintf(on, sizeof(on), "cannot run on %s (%s)", where, strerror(-rc));
+	else
+		snprintf(on, sizeof(on), "on %s", where);
+	if (rs < 0 || rc < 0)
+		log_warn("scheduling: %s, %s%s", what, on,
+			 rs < 0 ? "; a busy node delays placements (README \"Scheduling\")" : "");
+	else
+		log_info("scheduling: %s, %s", what, on);
 }
 
 /* CPU hotplug: back onto the reserved CPUs online now (the kernel moves a
@@ -506,9 +510,8 @@ static int retry_resync(struct daemon *d)
 
 static void write_status(struct daemon *d)
 {
-	int r;
-
 	struct snapshot s;
+	int r;
 
 	if (!status_due(controller_dirty(d->ctl), &d->beat) &&
 	    !export_textfile_due(d->prom, controller_dirty(d->ctl)))

@@ -84,8 +84,8 @@
  * that is gone or is not a cpusetd (its comm) as "not running"
  * (tools/ctl_live.h), pid_ns telling whether it sees the same PIDs.
  * Every write that carries a change is followed by <state-dir>/topology.json,
- * the Koordinator NodeResourceTopology annotations (user/export/export_koord.h);
- * heartbeats leave it alone.
+ * the Koordinator NodeResourceTopology annotations (user/export/export_koord.h),
+ * when its text changed; heartbeats leave it alone.
  * "convergence" samples are the time from the BPF event (bpf_ktime_get_ns)
  * to the moment no shared container overlaps a reserved CPU, taken for
  * every event that changed the reserved set.
