@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <syslog.h>
 #include <unistd.h>
 /* setup() below names the scratch file. */
@@ -53,6 +54,13 @@ static void check_config(const struct cpusetd_config *c)
 	FUZZ_CHECK(c->policy.min_shared_cpus >= 1 && c->policy.min_shared_cpus < CPUSETD_MAX_CPUS);
 	FUZZ_CHECK(c->resize_check_ms <= 3600000);
 	FUZZ_CHECK(c->log_level >= LOG_ERR && c->log_level <= LOG_DEBUG);
+	/* A loaded scheduling setting is one the kernel takes as given
+	 * (config.c refuses a priority with other, a nice with fifo/rr). */
+	if (c->sched_policy == SCHED_OTHER)
+		FUZZ_CHECK(c->sched_priority == 0 && c->nice >= -20 && c->nice <= 19);
+	else
+		FUZZ_CHECK((c->sched_policy == SCHED_FIFO || c->sched_policy == SCHED_RR) &&
+			   c->sched_priority >= 1 && c->sched_priority <= 99 && c->nice == 0);
 }
 
 static void setup(void)

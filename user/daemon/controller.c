@@ -24,7 +24,7 @@
 #include "controller_plan.h"
 
 static int init(struct controller *c, const struct cpusetd_config *cfg,
-		    struct cgfs *cg, const struct topology *topo, const char *root)
+		struct cgfs *cg, const struct topology *topo, const char *root)
 {
 	int r;
 

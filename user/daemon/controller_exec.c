@@ -72,7 +72,7 @@ static bool expects_runtime_write(const struct controller *c, const struct conta
 /* The runtime's write has landed: the own set just read is the bundle's
  * cpus; without a usable value, anything but what we knew before (prev). */
 bool container_runtime_write_seen(const struct container *ct, const struct cpumask *prev,
-			       bool prev_known)
+				  bool prev_known)
 {
 	struct cpumask want;
 

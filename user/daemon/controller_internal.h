@@ -61,7 +61,7 @@ struct container {
 	bool exec_pending;		/* placement map armed, no exec seen yet */
 	unsigned exec_checks;		/* exec events handled */
 	bool runtime_write_pending;	/* its runtime may still write its own
-					 * cpuset.cpus (controller.c, on_exec) */
+					 * cpuset.cpus (controller_exec.c) */
 	struct cpumask map_cpus;	/* placement map's cpus as we last wrote them */
 	bool error_logged;
 	bool killed;
@@ -105,7 +105,8 @@ struct controller {
 	struct convergence_hist conv_hist;
 	uint64_t conv_ns[STATUS_RECENT];	/* convergence samples, ring */
 	uint64_t conv_count;
-	bool dirty;			/* status.json needs a rewrite */
+	bool dirty;			/* a placement or listed error changed:
+					 * an export is due (controller_exported) */
 	uint64_t tel_pruned_at;		/* n.resyncs when telemetry was last pruned */
 	int resync_failed;		/* -errno of the last resync, 0 = it worked */
 	struct controller_plan *plan;	/* v2 hierarchical writes; NULL: every container */
@@ -126,7 +127,7 @@ static inline bool pooled(const struct container *ct)
 /* Container for a cgroup id, or NULL (linear: exec events are rare). */
 struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id);
 
-/* --- controller_write.c, also for the plan's writes --- */
+/* --- controller_write.c (also the plan's writes) --- */
 
 /* Counts one cgroup write of file `what` for ct with result r (0 or
  * -errno; -ENOENT = vanished, not an error) and logs any other failure. */
@@ -137,6 +138,18 @@ void controller_note_write(struct controller *c, struct container *ct, const cha
  * violation. No-op without BPF. Cannot fail: a map error leaves the entry
  * as it was (the exact set follows after the write anyway). */
 void controller_widen_map(struct controller *c, struct container *ct, const struct cpumask *m);
+
+/* Mirrors the decision into the BPF placement map. The exec check stays
+ * armed until the container's first exec after it was placed. */
+void controller_sync_map(struct controller *c, struct container *ct);
+
+/* Writes ct's cpuset file f (cpuset.cpus or .mems) = m (CPU or node ids)
+ * unless *known says *applied holds m already; cpuset.cpus through ct's
+ * kept fd, with the placement map widened first. On success *applied = m,
+ * *known = true, c dirty. A failure is counted and logged
+ * (controller_note_write), never returned; dry_run only logs. */
+void controller_write_set(struct controller *c, struct container *ct, enum cgfs_cpuset_file f,
+			  const struct cpumask *m, struct cpumask *applied, bool *known);
 
 /* --- controller_table.c --- */
 
@@ -155,12 +168,15 @@ void container_free(struct container *ct);
  * to each container (no pod_annotations) still gets them from there. */
 void container_inherit_pod(struct container *ct, const struct container *sb);
 
-/* One info line: ct's kind, CPUs and NUMA nodes. */
+/* One info line: ct's kind, CPUs and NUMA nodes. Cannot fail. */
 void container_log_decision(const struct container *ct);
 
-/* cgroup_id: from the event, or 0 to stat the cgroup. */
+/* A new table entry for the container cgroup at path (info parsed from
+ * it), its metadata loaded (bundle, else the cgroup's CPU limit).
+ * cgroup_id: from the event, or 0 to stat the cgroup. NULL on ENOMEM.
+ * Not yet in c's table: the caller puts it. */
 struct container *container_new(struct controller *c, const char *path,
-				       const struct cgfs_path_info *info, uint64_t cgroup_id);
+				const struct cgfs_path_info *info, uint64_t cgroup_id);
 
 /* The pod's sandbox container in the table, or NULL. O(N), once per
  * container start. */
@@ -173,25 +189,15 @@ void controller_free_table(struct strmap *m);
  * the same container adds to the same entry. ENOMEM: the error is still
  * logged and counted, only not listed. */
 void controller_note_pod_error(struct controller *c, const struct container *ct, const char *reason,
-			   const char *message, const char *action);
+			       const char *message, const char *action);
 
 /* What the policy needs to know of ct, borrowing ct's strings. */
 void controller_request_of(const struct controller *c, const struct container *ct,
-		       struct policy_request *req);
+			   struct policy_request *req);
 
 /* Best effort, only a speed-up for later resizes (see cgfs.h); once per
  * container, not again at every resync. */
 void controller_skip_sched_rebuild(struct controller *c, struct container *ct);
-
-/* --- controller_write.c --- */
-
-/* Mirrors the decision into the BPF placement map. The exec check stays
- * armed until the container's first exec after it was placed. */
-void controller_sync_map(struct controller *c, struct container *ct);
-
-/* Writes f = m unless *known says it is there already. */
-void controller_write_set(struct controller *c, struct container *ct, enum cgfs_cpuset_file f,
-		      const struct cpumask *m, struct cpumask *applied, bool *known);
 
 /* --- controller_apply.c --- */
 
@@ -204,10 +210,15 @@ void controller_apply(struct controller *c, struct container *ct);
  * container can change what its pod or slice must hold). 0 or -ENOMEM. */
 int controller_apply_one(struct controller *c, struct container *ct);
 
-/* Admits a container seen by a mkdir event and converges. */
+/* Admits ct (again: any earlier entry is released first) and converges:
+ * pooled containers first when the pools moved, then ct; the placement
+ * map follows; an admission error goes to controller_handle_error.
+ * event_ns: the BPF event's CLOCK_MONOTONIC stamp, for the convergence
+ * figure (0: not timed). Returns 0 or -ENOMEM. */
 int controller_place(struct controller *c, struct container *ct, uint64_t event_ns);
 
-/* Gives back what ct holds and converges the pools. 0 or -ENOMEM. */
+/* Gives back what ct holds and converges the pools (event_ns as in
+ * controller_place). Returns 0 or -ENOMEM. */
 int controller_release(struct controller *c, struct container *ct, uint64_t event_ns);
 
 /* Every pooled container to its current pool: one plan on v2, every
@@ -222,7 +233,8 @@ void controller_sync_pooled_maps(struct controller *c);
 
 /* Whether the container's own program has run: BPF counted an exec from
  * outside the runtime's mount namespace. A cgroup BPF did not see being
- * made (we were down) gets its lifecycle entry here, from its tasks. */
+ * made (we were down) gets its lifecycle entry here, from its tasks.
+ * Cannot fail: unreadable tasks count as not started. */
 bool controller_container_started(struct controller *c, struct container *ct);
 
 /* Admission error: logged once per container, listed per pod;
@@ -230,7 +242,9 @@ bool controller_container_started(struct controller *c, struct container *ct);
 void controller_handle_error(struct controller *c, struct container *ct);
 
 /* Kills a rejected container whose own program ran (BPF killed the exec
- * already, or it ran before the rejection was armed); every task goes. */
+ * already, or it ran before the rejection was armed); every task goes.
+ * when: for the log line ("at its first exec"). Counted and logged once;
+ * a failed kill is logged, not returned. */
 void controller_kill_rejected(struct controller *c, struct container *ct, const char *when);
 
 /* --- controller_events.c --- */
@@ -245,12 +259,12 @@ void controller_prune_errors(struct controller *c);
 /* The runtime's write has landed: the own set just read is the bundle's
  * cpus; without a usable value, anything but what we knew before (prev). */
 bool container_runtime_write_seen(const struct container *ct, const struct cpumask *prev,
-			       bool prev_known);
+				  bool prev_known);
 
 /* An exec in a placed container (the check was armed): the runtime may
  * have written its own cpuset after our mkdir-time write (runc copies the
  * parent's set on v1, or applies linux.resources.cpu.cpus). Re-read and
- * re-apply. */
+ * re-apply. Returns 0 or -ENOMEM. */
 int controller_on_exec(struct controller *c, const struct cpusetd_event *ev);
 
 /* --- controller_defend.c --- */
@@ -260,6 +274,7 @@ int controller_on_exec(struct controller *c, const struct cpusetd_event *ev);
  * (BPF: after the write went through). The file as it is now replaces
  * what we believed, and the decision is written again where they differ,
  * by the same rules as every write. Logged once per container and writer.
+ * Returns 0 or -ENOMEM.
  */
 int controller_on_cpuset_write(struct controller *c, const struct cpusetd_event *ev);
 

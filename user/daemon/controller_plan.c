@@ -251,21 +251,6 @@ static void above_root(const struct controller *c, struct cpumask *ret)
 		*ret = c->topo->online;
 }
 
-/* One write through the kept fd, the slow way when out of fds. */
-static int write_cpus(struct controller *c, const char *path, const struct cpumask *m, int *fd)
-{
-	int r = cgfs_write_cpus_planned(c->cg, path, m, fd);
-
-	if (r == -EMFILE || r == -ENFILE) {
-		int tmp = -1;
-
-		r = cgfs_write_cpus_planned(c->cg, path, m, &tmp);
-		if (tmp >= 0)
-			close(tmp);
-	}
-	return r;
-}
-
 static void execute(struct controller *c, const struct cgfs_plan_write *w)
 {
 	struct controller_plan *p = c->plan;
@@ -280,7 +265,10 @@ static void execute(struct controller *c, const struct cgfs_plan_write *w)
 		log_info("dry-run: would set %s cpuset.cpus to \"%s\"", path, buf);
 		return;
 	}
-	r = write_cpus(c, path, &w->cpus, ct ? &ct->cpus_fd : &g->fd);
+	/* Out of fds (-EMFILE) a write with a fresh fd would fail alike:
+	 * it is counted and logged as any failed write (main.c lifts the
+	 * soft fd limit at start for this). */
+	r = cgfs_write_cpus_planned(c->cg, path, &w->cpus, ct ? &ct->cpus_fd : &g->fd);
 	if (ct) {
 		controller_note_write(c, ct, "cpuset.cpus", r);
 		if (r == 0) {

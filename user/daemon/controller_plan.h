@@ -2,7 +2,8 @@
  * The controller's cgroup v2 hierarchical writes (controller_plan.c):
  * builds the tree the planner needs (kubepods root, QoS slices, pods,
  * containers) from the container table, runs cgfs_plan_v2 and executes
- * its write list. Internal to the daemon: only controller.c calls it.
+ * its write list. Internal to the controller: controller.c sets it up,
+ * controller_apply.c, _events.c, _resync.c and _resize.c use it.
  */
 #ifndef CPUSETD_CONTROLLER_PLAN_H
 #define CPUSETD_CONTROLLER_PLAN_H

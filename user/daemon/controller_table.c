@@ -97,7 +97,7 @@ static void load_meta(struct controller *c, struct container *ct)
 
 /* cgroup_id: from the event, or 0 to stat the cgroup. */
 struct container *container_new(struct controller *c, const char *path,
-				       const struct cgfs_path_info *info, uint64_t cgroup_id)
+				const struct cgfs_path_info *info, uint64_t cgroup_id)
 {
 	struct container *ct = calloc(1, sizeof(*ct));
 
@@ -148,7 +148,7 @@ static unsigned pod_cpus(const struct controller *c, const struct container *ct)
 }
 
 void controller_request_of(const struct controller *c, const struct container *ct,
-		       struct policy_request *req)
+			   struct policy_request *req)
 {
 	*req = (struct policy_request){
 		.pod = &ct->meta.pod,
@@ -197,7 +197,7 @@ const char *container_error_pod(const struct container *ct)
  * the same container adds to the same entry. ENOMEM: the error is still
  * logged and counted, only not listed. */
 void controller_note_pod_error(struct controller *c, const struct container *ct, const char *reason,
-			   const char *message, const char *action)
+			       const char *message, const char *action)
 {
 	struct pod_error e = { 0 };
 

@@ -20,30 +20,44 @@ void controller_note_write(struct controller *c, struct container *ct, const cha
 	log_warn("%s (%s): writing %s failed: %s", ct->name, ct->path, what, strerror(-r));
 }
 
+/* Sets ct's placement map entry to cpus with what ct is now (kind, exec
+ * check armed, rejection armed); map_cpus follows on success. Returns 0,
+ * or the map's -errno; nothing to do without BPF or a cgroup id. */
+static int set_map(struct controller *c, struct container *ct, const struct cpumask *cpus)
+{
+	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending,
+					.reject = ct->reject_armed };
+	int r;
+
+	if (!c->bpf || !ct->cgroup_id)
+		return 0;
+	memcpy(pl.cpus, cpus->bits, sizeof(pl.cpus));
+	r = bpf_events_set_placement(c->bpf, ct->cgroup_id, &pl);
+	if (r == 0)
+		ct->map_cpus = *cpus;
+	return r;
+}
+
 /*
  * Before cpuset.cpus grows to m, the placement map must already allow m,
  * or telemetry counts the container's first runs on the new CPUs as
  * placement violations. So: widen the map (old ∪ m) before the write;
- * the exact m follows after the write (sync_placement_map), which is also
+ * the exact m follows after the write (controller_sync_map), which is also
  * the order for a shrink. No map write when m is within the map already.
  */
 void controller_widen_map(struct controller *c, struct container *ct, const struct cpumask *m)
 {
-	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending,
-					.reject = ct->reject_armed };
 	struct cpumask wide;
 
 	if (!c->bpf || !ct->cgroup_id || cpumask_subset(m, &ct->map_cpus))
 		return;
 	cpumask_or(&wide, &ct->map_cpus, m);
-	memcpy(pl.cpus, wide.bits, sizeof(pl.cpus));
-	if (bpf_events_set_placement(c->bpf, ct->cgroup_id, &pl) == 0)
-		ct->map_cpus = wide;
+	set_map(c, ct, &wide);
 }
 
 /* Writes f = m unless *known says it is there already. */
 void controller_write_set(struct controller *c, struct container *ct, enum cgfs_cpuset_file f,
-		      const struct cpumask *m, struct cpumask *applied, bool *known)
+			  const struct cpumask *m, struct cpumask *applied, bool *known)
 {
 	char buf[CPULIST_MAX];
 	int r;
@@ -58,11 +72,11 @@ void controller_write_set(struct controller *c, struct container *ct, enum cgfs_
 	}
 	if (f == CGFS_CPUS)
 		controller_widen_map(c, ct, m);
-	/* cpuset.cpus changes on every resize: keep it open. */
-	r = -EMFILE;
+	/* cpuset.cpus changes on every resize: keep it open. Out of fds
+	 * (-EMFILE) a fresh fd would fail alike: counted and logged below. */
 	if (f == CGFS_CPUS)
 		r = cgfs_write_cpuset_fd(c->cg, c->root, ct->path, f, m, &ct->cpus_fd);
-	if (r == -EMFILE || r == -ENFILE)	/* out of fds: the slow way */
+	else
 		r = cgfs_write_cpuset(c->cg, c->root, ct->path, f, m);
 	controller_note_write(c, ct, f == CGFS_CPUS ? "cpuset.cpus" : "cpuset.mems", r);
 	if (r == 0) {
@@ -76,14 +90,6 @@ void controller_write_set(struct controller *c, struct container *ct, enum cgfs_
  * armed until the container's first exec after it was placed. */
 void controller_sync_map(struct controller *c, struct container *ct)
 {
-	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending,
-					.reject = ct->reject_armed };
-
-	if (!c->bpf || !ct->cgroup_id)
-		return;
-	memcpy(pl.cpus, ct->d.cpus.bits, sizeof(pl.cpus));
-	if (bpf_events_set_placement(c->bpf, ct->cgroup_id, &pl) < 0)
+	if (set_map(c, ct, &ct->d.cpus) < 0)
 		log_debug("%s: placement map update failed", ct->name);
-	else
-		ct->map_cpus = ct->d.cpus;
 }

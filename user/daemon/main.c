@@ -33,6 +33,7 @@
 #include "user/config/config.h"
 #include "controller.h"
 #include "user/export/export_textfile.h"
+#include "user/base/clock.h"
 #include "user/base/files.h"
 #include "user/topo/hotplug.h"
 #include "instance_lock.h"
@@ -72,12 +73,10 @@ struct daemon {
 #define EXPORT_MAX_DEFER_MS	200
 #define DRAIN_MAX_ROUNDS	64
 
+/* CLOCK_MONOTONIC in µs: the loop's timers. */
 static uint64_t mono_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+	return clock_us(CLOCK_MONOTONIC);
 }
 
 /* --- the daemon's own scheduling (README "Scheduling") --- */
@@ -535,13 +534,6 @@ static void write_status(struct daemon *d)
 	d->change_us = 0;
 }
 
-/* Whether a placement changed since the last export (status.json and the
- * .prom file are then due at once). */
-static bool placements_changed(const struct daemon *d)
-{
-	return controller_dirty(d->ctl);
-}
-
 /* CLOCK_MONOTONIC µs when a pending placement change is to be exported:
  * the burst settled, or it waited long enough. 0 = none pending. */
 static uint64_t export_at_us(const struct daemon *d)
@@ -561,7 +553,7 @@ static void export_when_due(struct daemon *d)
 {
 	uint64_t now = mono_us();
 
-	if (placements_changed(d) && !d->change_us)
+	if (controller_dirty(d->ctl) && !d->change_us)
 		d->change_us = now;
 	if (d->change_us && now < export_at_us(d))
 		return;

@@ -257,17 +257,15 @@ bool export_textfile_due(const struct export_textfile *e, bool dirty)
 
 int export_textfile_tick(struct export_textfile *e, const struct snapshot *s)
 {
-	uint64_t now;
 	int r;
 
 	if (!e)
 		return 0;
 	track_sync(e, s->n);
-	now = clock_us(CLOCK_MONOTONIC);
-	if (e->written && !s->dirty && now < e->next_us)
+	if (!export_textfile_due(e, s->dirty))
 		return 0;
 	e->written = true;
-	e->next_us = now + (uint64_t)e->interval_s * 1000000ULL;
+	e->next_us = clock_us(CLOCK_MONOTONIC) + (uint64_t)e->interval_s * 1000000ULL;
 	r = write_file(e, s);
 	if (r < 0 && r != e->last_err)
 		log_warn("cannot write the Prometheus textfile %s/%s: %s", e->dir, e->name,

@@ -275,7 +275,7 @@ static int parse_linux(struct json_object *root, struct pod_meta *m)
 		return bad_field(m, res, "cpu", json_type_object, 0);
 	if (r == 0)
 		return 0;
-	/* Only a hint for the exec check (controller.c): an odd value must
+	/* Only a hint for the exec check (controller_exec.c): an odd value must
 	 * not cost the rest of the bundle. */
 	r = meta_get_string(cpu, "cpus", m->runtime_cpus, sizeof(m->runtime_cpus));
 	if (r < 0)
