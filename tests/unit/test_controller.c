@@ -1,8 +1,9 @@
 /*
  * The controller (user/daemon/controller.h) driven against a temporary
- * cgroup v1 tree, without BPF: events in through controller_handle, the
- * outcome read back from the cpuset files it wrote, which are the truth
- * the daemon leaves on a node.
+ * cgroup v1 tree, and a v2 one for the hierarchical writes (the test_v2_*
+ * cases), without BPF: events in through controller_handle, the outcome
+ * read back from the cpuset files it wrote, which are the truth the
+ * daemon leaves on a node.
  *
  * The tree, per test, as kubelet (cgroupfs driver) and runc lay it out:
  *   <tmp>/cpuset/{cpuset.cpus,cpuset.mems}                 the top cpuset
@@ -25,9 +26,18 @@
  * that nothing offline was ever written; every other fd is passed
  * through untouched.
  *
+ * The v2 tree is one hierarchy (<tmp>/unified, cpu.max beside the cpuset
+ * files, cgroup.events for "populated"); a new cgroup's cpuset.cpus is
+ * "" there. Its writes follow v2's rules instead (cgroup-v2.rst "Cpuset":
+ * any set may be written; "" is refused for a cgroup with tasks and a set
+ * of its own, ENOSPC), and after each one every cpuset.cpus.effective of
+ * the tree is computed again: own ∩ the parent's effective set, the
+ * parent's when that is empty.
+ *
  * The controller is made and freed only in ctl_start/ctl_stop, and used
  * through controller.h alone.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -52,6 +62,7 @@
 #include "user/base/log.h"
 #include "user/config/config.h"
 #include "user/daemon/controller.h"
+#include "user/export/snapshot.h"
 #include "user/topo/topology.h"
 
 #define SNAP		"8em64t-2s2ca2c"
@@ -70,6 +81,8 @@ struct kwrite {
 static struct {
 	char root[PATH_MAX];	/* the cpuset hierarchy's directory */
 	size_t len;		/* 0: no tree, every write passes through */
+	bool v2;		/* v2 rules and effective sets */
+	struct cpumask top;	/* v2: the top's effective set (online) */
 	bool self;		/* the test is writing, not the daemon */
 	struct kwrite log[LOG_MAX];
 	unsigned n;
@@ -119,6 +132,81 @@ static int v1_check(const char *file, const char *value)
 	return cpumask_subset(&want, &have) ? 0 : EACCES;
 }
 
+/*
+ * The v2 rules (cgroup-v2.rst "Cpuset", kernel cpuset.c validate_change):
+ * the top has no cpuset.cpus to write; any set is accepted elsewhere, but
+ * "" not while the cgroup has tasks and a set of its own (ENOSPC).
+ */
+static int v2_check(const char *file, const char *value)
+{
+	char cg[FILE_MAX], procs[32] = "", path[PATH_MAX * 2];
+	const char *base = strrchr(file, '/') + 1;
+	struct cpumask want, have;
+	FILE *fp;
+
+	if (strcmp(base, "cpuset.cpus") && strcmp(base, "cpuset.mems"))
+		return 0;
+	if (cpulist_parse(value, &want) < 0)
+		return EINVAL;
+	snprintf(cg, sizeof(cg), "%s", file);
+	*strrchr(cg, '/') = '\0';
+	if (!cg[0])
+		return EACCES;
+	if (!cpumask_empty(&want) || read_mask(kern.root, cg, base, &have) < 0 ||
+	    cpumask_empty(&have))
+		return 0;
+	snprintf(path, sizeof(path), "%s%s/cgroup.procs", kern.root, cg);
+	fp = fopen(path, "r");
+	if (fp) {
+		if (!fgets(procs, sizeof(procs), fp))
+			procs[0] = '\0';
+		fclose(fp);
+	}
+	return procs[0] && procs[0] != '\n' ? ENOSPC : 0;
+}
+
+/* v2: writes dir's cpuset.cpus.effective from its own set and the
+ * parent's effective set pe, then its children's. */
+static void v2_effective(const char *dir, const struct cpumask *pe)
+{
+	char path[PATH_MAX], buf[CPULIST_MAX + 1];
+	struct cpumask own, eff;
+	struct dirent *e;
+	DIR *d;
+	FILE *fp;
+
+	if (read_mask(dir, "", "cpuset.cpus", &own) < 0)
+		cpumask_zero(&own);	/* the top: no cpuset.cpus */
+	cpumask_and(&eff, &own, pe);
+	if (cpumask_empty(&eff))
+		eff = *pe;
+	cpulist_format(&eff, buf, sizeof(buf) - 1);
+	strcat(buf, "\n");
+	snprintf(path, sizeof(path), "%s/cpuset.cpus.effective", dir);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs(buf, fp);
+	fclose(fp);
+	assert_non_null(d = opendir(dir));
+	while ((e = readdir(d)))
+		if (e->d_type == DT_DIR && e->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			v2_effective(path, &eff);
+		}
+	closedir(d);
+}
+
+/* v2: every effective set of the tree after a change. */
+static void v2_sync(void)
+{
+	bool self = kern.self;
+
+	if (!kern.v2 || !kern.len)
+		return;
+	kern.self = true;	/* the kernel's own writes: not logged */
+	v2_effective(kern.root, &kern.top);
+	kern.self = self;
+}
+
 static void note(const char *file, const char *value, int err)
 {
 	struct kwrite *w;
@@ -148,11 +236,13 @@ static ssize_t kernfs_write(int fd, const struct stat *st, const char *file,
 	else {
 		memcpy(value, buf, n);
 		value[n] = '\0';
-		err = v1_check(file, value);
+		err = kern.v2 ? v2_check(file, value) : v1_check(file, value);
 	}
 	note(file, value, err);
 	if (!err && (pwrite(fd, buf, n, 0) != (ssize_t)n || ftruncate(fd, (off_t)n) < 0))
 		err = errno;
+	if (!err)
+		v2_sync();
 	if (err) {
 		errno = err;
 		return -1;
@@ -225,6 +315,7 @@ struct fx {
 	struct topology *topo;
 	struct controller *c;
 	unsigned serial;		/* names pods, containers, snapshots */
+	bool v2;			/* one v2 hierarchy: cpuset == cpu */
 };
 
 /* A container cgroup as events and assertions name it. */
@@ -250,6 +341,8 @@ static void put(const char *dir, const char *cgroup, const char *file, const cha
 	assert_true(fputs(text, f) >= 0);
 	assert_int_equal(fclose(f), 0);
 	kern.self = false;
+	if (!strcmp(file, "cpuset.cpus"))
+		v2_sync();
 }
 
 static void put_mask(const char *dir, const char *cgroup, const char *file,
@@ -278,6 +371,12 @@ static struct cpumask cpus(const struct fx *f, const struct ct *ct)
 	return get(f, ct->path, "cpuset.cpus");
 }
 
+/* v2: the set cgroup's tasks run on. */
+static struct cpumask eff(const struct fx *f, const char *cgroup)
+{
+	return get(f, cgroup, "cpuset.cpus.effective");
+}
+
 /* A cgroup in both hierarchies with the given cpuset, no task, no limit. */
 static void mkcg(struct fx *f, const char *cgroup, const char *cpus_, const char *mems)
 {
@@ -285,6 +384,15 @@ static void mkcg(struct fx *f, const char *cgroup, const char *cpus_, const char
 
 	snprintf(path, sizeof(path), "%s%s", f->cpuset, cgroup);
 	assert_int_equal(mkdir(path, 0755), 0);
+	if (f->v2) {		/* a new v2 cgroup: "" sets, no limit, no task */
+		put(f->cpuset, cgroup, "cgroup.procs", "");
+		put(f->cpuset, cgroup, "cgroup.events", "populated 0\nfrozen 0\n");
+		snprintf(path, sizeof(path), "max %d\n", PERIOD_US);
+		put(f->cpu, cgroup, "cpu.max", path);
+		put(f->cpuset, cgroup, "cpuset.mems", "");
+		put(f->cpuset, cgroup, "cpuset.cpus", "");
+		return;
+	}
 	snprintf(path, sizeof(path), "%s%s", f->cpu, cgroup);
 	assert_int_equal(mkdir(path, 0755), 0);
 	put(f->cpuset, cgroup, "cpuset.cpus", cpus_);
@@ -314,6 +422,9 @@ static void set_tasks(struct fx *f, const struct ct *ct, bool running)
 
 	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	put(f->cpuset, ct->path, "cgroup.procs", running ? pid : "");
+	if (f->v2)
+		put(f->cpuset, ct->path, "cgroup.events",
+		    running ? "populated 1\nfrozen 0\n" : "populated 0\nfrozen 0\n");
 }
 
 /* The CPU limit as kubelet writes it: cpus whole CPUs, 0 = none. */
@@ -321,6 +432,14 @@ static void set_limit(struct fx *f, const struct ct *ct, unsigned cpus_)
 {
 	char quota[32];
 
+	if (f->v2) {
+		if (cpus_)
+			snprintf(quota, sizeof(quota), "%u %d\n", cpus_ * PERIOD_US, PERIOD_US);
+		else
+			snprintf(quota, sizeof(quota), "max %d\n", PERIOD_US);
+		put(f->cpu, ct->path, "cpu.max", quota);
+		return;
+	}
 	snprintf(quota, sizeof(quota), "%lld\n", cpus_ ? (long long)cpus_ * PERIOD_US : -1LL);
 	put(f->cpu, ct->path, "cpu.cfs_quota_us", quota);
 }
@@ -366,7 +485,7 @@ static void remove_ct(struct fx *f, const struct ct *ct)
 	snprintf(path, sizeof(path), "%s%s", f->cpuset, ct->path);
 	rm_tree(path);
 	snprintf(path, sizeof(path), "%s%s", f->cpu, ct->path);
-	rm_tree(path);
+	rm_tree(path);		/* v2: the same directory, gone already */
 }
 
 /* ------------------------------------------------------------ events */
@@ -466,6 +585,17 @@ static void make_tree(struct fx *f)
 
 	assert_true(cpulist_format(&f->topo->online, online, sizeof(online) - 1) > 0);
 	strcat(online, "\n");
+	if (f->v2) {	/* the top: effective sets only; kubepods and slices "" */
+		snprintf(f->cpuset, sizeof(f->cpuset), "%s/unified", f->dir);
+		snprintf(f->cpu, sizeof(f->cpu), "%s", f->cpuset);
+		assert_int_equal(mkdir(f->cpuset, 0755), 0);
+		put(f->cpuset, "", "cpuset.mems.effective", "0\n");
+		put(f->cpuset, "", "cpuset.cpus.effective", online);
+		mkcg(f, "/kubepods", "", "");
+		mkcg(f, "/kubepods/burstable", "", "");
+		mkcg(f, "/kubepods/besteffort", "", "");
+		return;
+	}
 	snprintf(f->cpuset, sizeof(f->cpuset), "%s/cpuset", f->dir);
 	snprintf(f->cpu, sizeof(f->cpu), "%s/cpu", f->dir);
 	assert_int_equal(mkdir(f->cpuset, 0755), 0);
@@ -477,9 +607,10 @@ static void make_tree(struct fx *f)
 	mkcg(f, "/kubepods/besteffort", online, "0\n");
 }
 
-static int setup(void **state)
+/* A fresh tree of the given kind and a controller started on it. */
+static int setup_tree(void **state, bool v2)
 {
-	struct cgfs_mounts m = { .mode = CGFS_MODE_V1 };
+	struct cgfs_mounts m = { .mode = v2 ? CGFS_MODE_V2 : CGFS_MODE_V1, .cpuset_on_v2 = v2 };
 	char tmpl[] = "/tmp/test_controller.XXXXXX", dir[PATH_MAX];
 	struct fx *f = calloc(1, sizeof(*f));
 
@@ -488,7 +619,11 @@ static int setup(void **state)
 	assert_non_null(realpath(tmpl, dir));	/* /proc/self/fd shows it so */
 	assert_true(strlen(dir) < sizeof(f->dir));
 	strcpy(f->dir, dir);
+	f->v2 = v2;
 	assert_int_equal(topo_read(sysfs, &f->topo), 0);
+	kern.len = 0;		/* no rules while the test builds the tree */
+	kern.v2 = v2;
+	kern.top = f->topo->online;
 	make_tree(f);
 	config(f);
 	snprintf(m.cpuset_mnt, sizeof(m.cpuset_mnt), "%s", f->cpuset);
@@ -497,11 +632,22 @@ static int setup(void **state)
 	snprintf(kern.root, sizeof(kern.root), "%s", f->cpuset);
 	kern.len = strlen(kern.root);
 	kern.self = false;	/* a failed put() may have left it set */
+	v2_sync();
 	log_reset();
 	ctl_start(f);
 	assert_int_equal(controller_resync(f->c), 0);	/* as the daemon starts */
 	*state = f;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_tree(state, false);
+}
+
+static int setup_v2(void **state)
+{
+	return setup_tree(state, true);
 }
 
 static int teardown(void **state)
@@ -513,6 +659,7 @@ static int teardown(void **state)
 	cgfs_free(f->cg);
 	topo_free(f->topo);
 	kern.len = 0;
+	kern.v2 = false;
 	rm_tree(f->dir);
 	free(f);
 	return 0;
@@ -543,10 +690,11 @@ static void assert_mems(const struct fx *f, const struct ct *ct, const char *wan
 	tl_assert_mask(&got, want);
 }
 
-/* ct holds n online CPUs; returns them. */
+/* ct holds n online CPUs (v2: runs on them, its pod may hold them);
+ * returns them. */
 static struct cpumask assert_exclusive(const struct fx *f, const struct ct *ct, unsigned n)
 {
-	struct cpumask got = cpus(f, ct);
+	struct cpumask got = f->v2 ? eff(f, ct->path) : cpus(f, ct);
 	char a[CPULIST_MAX];
 
 	if (cpumask_weight(&got) != n || !cpumask_subset(&got, &f->topo->online))
@@ -962,6 +1110,162 @@ static void test_foreign_write(void **state)
 	assert_cpus(f, &g, all);
 }
 
+/* --- cgroup v2: the hierarchical writes (controller_plan.c) --- */
+
+/* ct runs on exactly want (its effective set, as its tasks see it). */
+static void assert_eff(const struct fx *f, const struct ct *ct, struct cpumask want)
+{
+	struct cpumask got = eff(f, ct->path);
+	char a[CPULIST_MAX], b[CPULIST_MAX];
+
+	if (!cpumask_equal(&got, &want))
+		fail_msg("%s: effective \"%s\", want \"%s\"", ct->path, fmt(&got, a), fmt(&want, b));
+}
+
+/* The v2 planner's whole-tree builds so far (status.json counters). */
+static uint64_t plan_builds(const struct fx *f)
+{
+	struct snapshot snap;
+	uint64_t n;
+
+	assert_int_equal(controller_snapshot(f->c, &snap), 0);
+	n = snap.n->plan_builds;
+	snapshot_release(&snap);
+	return n;
+}
+
+/* The runtime removes ct, then kubelet its pod: both rmdir events. */
+static void stop_pod(struct fx *f, const struct ct *ct)
+{
+	struct ct pod = *ct;
+
+	*strrchr(pod.path, '/') = '\0';
+	assert_int_equal(cgfs_cgroup_id(f->cg, pod.path, &pod.id), 0);
+	remove_ct(f, ct);
+	send(f, CPUSETD_EV_RMDIR, ct, 0);
+	remove_ct(f, &pod);
+	send(f, CPUSETD_EV_RMDIR, &pod, 0);
+}
+
+/*
+ * v2: the Burstable slice holds the pool and its containers inherit it;
+ * an integer container holds its CPUs; each start and stop changes the
+ * effective sets as they must, and none builds the plan tree again.
+ */
+static void test_v2_admit(void **state)
+{
+	struct fx *f = *state;
+	struct ct b1 = start(f, POD_QOS_BURSTABLE, 0);
+	struct ct be = start(f, POD_QOS_BESTEFFORT, 0);
+	uint64_t builds = plan_builds(f);
+	struct cpumask excl, slice, want, none = { { 0 } };
+	struct ct g, b2;
+
+	assert_true(builds >= 1);
+	assert_eff(f, &b1, f->topo->online);
+	g = start(f, POD_QOS_GUARANTEED, 2);
+	excl = assert_exclusive(f, &g, 2);
+	assert_eff(f, &g, excl);
+	assert_eff(f, &b1, pool(f, &excl));
+	assert_eff(f, &be, pool(f, &excl));
+	/* one write at the slice: the containers keep "" and inherit */
+	want = pool(f, &excl);
+	slice = get(f, "/kubepods/burstable", "cpuset.cpus");
+	assert_true(cpumask_equal(&slice, &want));
+	assert_cpus(f, &b1, none);
+	b2 = start(f, POD_QOS_BURSTABLE, 0);
+	assert_eff(f, &b2, pool(f, &excl));
+	assert_cpus(f, &b2, none);
+	stop_pod(f, &g);
+	assert_eff(f, &b1, f->topo->online);
+	assert_eff(f, &b2, f->topo->online);
+	assert_eff(f, &be, f->topo->online);
+	assert_int_equal(plan_builds(f), builds);
+}
+
+
+/*
+ * v2 churn: integer and shared pods come and go; every stop leaves holes
+ * in the kept tree, and the tree is built again only when holes are most
+ * of it (a few times over 40 rounds, never once per pod). The sets stay
+ * right before and after each such build.
+ */
+static void test_v2_churn(void **state)
+{
+	struct fx *f = *state;
+	struct ct b1 = start(f, POD_QOS_BURSTABLE, 0);
+	struct ct g = start(f, POD_QOS_GUARANTEED, 1);
+	struct cpumask excl = assert_exclusive(f, &g, 1), both, e;
+	uint64_t builds = plan_builds(f), rounds = 40;
+
+	for (unsigned i = 0; i < rounds; i++) {
+		struct ct x = start(f, POD_QOS_BURSTABLE, 0);
+		struct ct y = start(f, POD_QOS_GUARANTEED, 2);
+
+		e = assert_exclusive(f, &y, 2);
+		assert_false(cpumask_intersects(&e, &excl));
+		assert_eff(f, &y, e);
+		cpumask_or(&both, &excl, &e);
+		assert_eff(f, &b1, pool(f, &both));
+		assert_eff(f, &x, pool(f, &both));
+		stop_pod(f, &y);
+		stop_pod(f, &x);
+		assert_eff(f, &b1, pool(f, &excl));
+		assert_eff(f, &g, excl);
+	}
+	/* 4 nodes (2 pods, 2 containers) become holes a round; a build
+	 * when more than 64 holes are more than half the tree */
+	if (plan_builds(f) - builds < 1 || plan_builds(f) - builds > rounds * 4 / 64 + 1)
+		fail_msg("%llu builds in %llu rounds", (unsigned long long)(plan_builds(f) - builds),
+			 (unsigned long long)rounds);
+}
+
+/* v2: a resync builds the tree again and re-reads the slices: a slice
+ * someone else wrote is brought back to the pool. */
+static void test_v2_resync(void **state)
+{
+	struct fx *f = *state;
+	struct ct b1 = start(f, POD_QOS_BURSTABLE, 0);
+	struct ct g = start(f, POD_QOS_GUARANTEED, 2);
+	struct cpumask excl = assert_exclusive(f, &g, 2);
+	uint64_t builds = plan_builds(f);
+
+	put(f->cpuset, "/kubepods/burstable", "cpuset.cpus", "0-7\n");	/* an admin */
+	assert_eff(f, &b1, f->topo->online);
+	assert_int_equal(controller_resync(f->c), 0);
+	assert_int_equal(plan_builds(f), builds + 1);
+	assert_eff(f, &b1, pool(f, &excl));
+	assert_eff(f, &g, excl);
+}
+
+/* v2 hotplug: a CPU of the shared pool goes offline. v2 leaves every own
+ * set alone and only the effective sets lose it; the tree is built again
+ * (the root's parent is re-read), the pool loses the CPU, the integer
+ * container keeps its CPUs, nothing offline is written, and a later
+ * start does not build the tree again. */
+static void test_v2_hotplug(void **state)
+{
+	struct fx *f = *state;
+	struct ct b1 = start(f, POD_QOS_BURSTABLE, 0);
+	struct ct g = start(f, POD_QOS_GUARANTEED, 2);
+	struct cpumask excl = assert_exclusive(f, &g, 2), p = pool(f, &excl);
+	int lost = cpumask_next(&p, 0);
+	uint64_t builds = plan_builds(f);
+	struct ct b2;
+
+	cpumask_clear(&kern.top, (unsigned)lost);
+	v2_sync();
+	log_reset();
+	set_topology(f, topo_offline(f, lost));
+	assert_int_equal(plan_builds(f), builds + 1);
+	assert_eff(f, &g, excl);
+	assert_eff(f, &b1, pool(f, &excl));
+	assert_never_written(lost);
+	b2 = start(f, POD_QOS_BURSTABLE, 0);
+	assert_eff(f, &b2, pool(f, &excl));
+	assert_int_equal(plan_builds(f), builds + 1);
+}
+
 static int group_setup(void **state)
 {
 	const char *env = getenv("CPUSETD_FIXTURES");
@@ -1005,8 +1309,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_populated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insufficient, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v2_admit, setup_v2, teardown),
+		cmocka_unit_test_setup_teardown(test_v2_churn, setup_v2, teardown),
+		cmocka_unit_test_setup_teardown(test_v2_resync, setup_v2, teardown),
+		cmocka_unit_test_setup_teardown(test_v2_hotplug, setup_v2, teardown),
 	};
 
-	return cmocka_run_group_tests_name("controller on a v1 tree (" SNAP ")", tests,
+	return cmocka_run_group_tests_name("controller on v1 and v2 trees (" SNAP ")", tests,
 					   group_setup, group_teardown);
 }

@@ -116,6 +116,7 @@ const char *controller_root(const struct controller *c)
 void controller_set_root(struct controller *c, const char *root)
 {
 	snprintf(c->root, sizeof(c->root), "%s", root);
+	controller_plan_reset(c);	/* every cached node was the old root's */
 }
 
 void controller_count_lost(struct controller *c, uint64_t n)

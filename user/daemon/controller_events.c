@@ -40,6 +40,7 @@ static int on_mkdir(struct controller *c, const struct cpusetd_event *ev)
 		container_free(ct);
 		return -ENOMEM;
 	}
+	controller_plan_add(c, ct);
 	if (ct->meta.sandbox_id[0])
 		container_inherit_pod(ct, controller_find_sandbox(c, ct->meta.sandbox_id));
 	/* Admitted before its first task: the window between the runtime's
@@ -95,6 +96,7 @@ static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
 		return 0;
 	}
 	strmap_del(c->by_path, ev->path);
+	controller_plan_remove(c, ct);
 	if (c->bpf && ct->cgroup_id)
 		bpf_events_del_placement(c->bpf, ct->cgroup_id);
 	if (c->tel && ct->cgroup_id)	/* after the placement: BPF would re-create it */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "controller_internal.h"
+#include "controller_plan.h"
 #include "user/policy/policy_hotplug.h"
 
 /* One container's hotplug change, logged once here, where it is decided. */
@@ -97,6 +98,7 @@ int controller_set_topology(struct controller *c, const struct topology *topo)
 	if (r < 0)
 		return r;
 	c->topo = topo;
+	controller_plan_rebuild(c);	/* the root's parent has other CPUs now */
 	cpulist_format(&hp.went_offline, off, sizeof(off));
 	cpulist_format(&hp.came_online, on, sizeof(on));
 	cpulist_format(&topo->online, online, sizeof(online));

@@ -58,6 +58,8 @@ struct container {
 					 * an exclusive container there. Not its own
 					 * set: on v2 that is "" when it inherits */
 	int cpus_fd;			/* cpuset.cpus kept open for resizes; -1 */
+	int plan_node;			/* its leaf in the v2 plan tree ... */
+	uint64_t plan_gen;		/* ... while this is the tree's generation */
 	bool exec_pending;		/* placement map armed, no exec seen yet */
 	unsigned exec_checks;		/* exec events handled */
 	bool runtime_write_pending;	/* its runtime may still write its own

@@ -7,8 +7,16 @@
  * The slices' and pods' own sets are cached (struct cgnode, with the
  * cpuset.cpus fd kept open like the containers'); a node is read from the
  * kernel once, when first seen, and forgotten at its rmdir or a resync.
- * The tree is rebuilt at every plan: O(containers) hash lookups and mask
- * copies (tens of µs for 500 containers), far below one write's cost.
+ *
+ * The tree lives across events. A container's mkdir appends its leaf
+ * (and its pod and slice when they are new), its rmdir leaves a hole: a
+ * leaf without a target, or a node without a cgnode, which the planner
+ * leaves alone. A plan only refreshes each node's target and own set from
+ * the table (one pass, no lookups) and reads nothing from the kernel. The
+ * whole tree is built again only when it must be: the first plan, after a
+ * resync (every cgroup re-read), a CPU hotplug or a new kubepods root
+ * (the root's parent is re-read then, and only then), and when holes are
+ * more than half of it (so a plan stays O(live containers)).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,13 +39,19 @@ struct cgnode {
 
 struct controller_plan {
 	struct strmap *nodes;		/* path -> struct cgnode */
-	struct cgfs_plan_node *pn;	/* the tree of the current plan */
+	struct cgfs_plan_node *pn;	/* the tree, kept across plans */
 	struct container **ct;		/* per plan node: the container, or NULL */
 	struct cgnode **cg;		/* per plan node: the cgnode, or NULL */
 	struct cgfs_plan_write *w;
 	size_t n, cap;
-	uint64_t gen;
+	size_t holes;			/* nodes whose container or cgroup is gone */
+	bool stale;			/* build the tree again before the next plan */
+	struct cpumask above;		/* the root's parent's effective set, read at build */
+	uint64_t gen;			/* tree generation: cgnode/container idx valid */
 };
+
+/* Holes tolerated before the tree is built again (and half of it). */
+#define PLAN_MAX_HOLES 64
 
 int controller_plan_init(struct controller *c)
 {
@@ -50,6 +64,7 @@ int controller_plan_init(struct controller *c)
 		c->plan = NULL;
 		return -ENOMEM;
 	}
+	c->plan->stale = true;
 	return 0;
 }
 
@@ -75,6 +90,15 @@ void controller_plan_reset(struct controller *c)
 		cgnode_free(v);
 	strmap_free(p->nodes);
 	p->nodes = strmap_new();	/* NULL on ENOMEM: apply reports it */
+	controller_plan_rebuild(c);
+}
+
+void controller_plan_rebuild(struct controller *c)
+{
+	if (!c->plan)
+		return;
+	c->plan->stale = true;
+	c->plan->n = 0;		/* no pointer into the old table survives */
 }
 
 void controller_plan_free(struct controller *c)
@@ -93,10 +117,30 @@ void controller_plan_free(struct controller *c)
 	c->plan = NULL;
 }
 
+/* Node i's container or cgroup is gone: a hole the planner leaves alone
+ * (no leaf with a target below it; a leaf without one). */
+static void hole(struct controller_plan *p, size_t i)
+{
+	p->ct[i] = NULL;
+	p->cg[i] = NULL;
+	cpumask_zero(&p->pn[i].target);
+	p->holes++;
+	if (p->holes > PLAN_MAX_HOLES && p->holes > p->n / 2)
+		p->stale = true;
+}
+
 void controller_plan_forget(struct controller *c, const char *path)
 {
-	if (c->plan && c->plan->nodes)
-		cgnode_free(strmap_del(c->plan->nodes, path));
+	struct controller_plan *p = c->plan;
+	struct cgnode *g;
+
+	if (!p || !p->nodes || !(g = strmap_del(p->nodes, path)))
+		return;
+	/* Its containers went before it (the kernel removes a cgroup only
+	 * without children), so nothing below still needs it. */
+	if (!p->stale && g->gen == p->gen)
+		hole(p, (size_t)g->idx);
+	cgnode_free(g);
 }
 
 static int grow(struct controller_plan *p)
@@ -190,7 +234,7 @@ static int node_index(struct controller *c, const char *path)
 	return i;
 }
 
-/* One container as a leaf: its pool's set now, or its own CPUs. */
+/* One container as a leaf below its pod; its target comes at refresh. */
 static int add_leaf(struct controller *c, struct container *ct)
 {
 	struct controller_plan *p = c->plan;
@@ -209,32 +253,9 @@ static int add_leaf(struct controller *c, struct container *ct)
 	if (i < 0)
 		return i;
 	p->pn[i].leaf = true;
-	p->pn[i].exclusive = !pooled(ct);
-	/* A pooled decision follows its pool (status, placement map). */
-	policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus);
-	p->pn[i].target = ct->d.cpus;
-	if (ct->cpus_known)
-		p->pn[i].own = ct->cpus_applied;	/* unknown: a fresh cgroup, "" */
+	ct->plan_gen = p->gen;
+	ct->plan_node = i;
 	return 0;
-}
-
-static int build(struct controller *c)
-{
-	struct controller_plan *p = c->plan;
-	size_t it = 0;
-	const char *k;
-	void *v;
-	int r;
-
-	if (!p->nodes)
-		return -ENOMEM;
-	p->n = 0;
-	p->gen++;
-	r = node_index(c, c->root);
-	while (r >= 0 && strmap_next(c->by_path, &it, &k, &v))
-		if (container_live(v))	/* no task: nothing to plan for */
-			r = add_leaf(c, v);
-	return r < 0 ? r : 0;
 }
 
 /* The root's parent's effective set: what the root can get at most. */
@@ -251,14 +272,95 @@ static void above_root(const struct controller *c, struct cpumask *ret)
 		*ret = c->topo->online;
 }
 
+/* The whole tree from the table; cached slices and pods are not re-read. */
+static int build(struct controller *c)
+{
+	struct controller_plan *p = c->plan;
+	size_t it = 0;
+	const char *k;
+	void *v;
+	int r;
+
+	if (!p->nodes)
+		return -ENOMEM;
+	p->n = 0;
+	p->holes = 0;
+	p->gen++;
+	c->n.plan_builds++;
+	above_root(c, &p->above);
+	r = node_index(c, c->root);
+	while (r >= 0 && strmap_next(c->by_path, &it, &k, &v))
+		r = add_leaf(c, v);
+	if (r < 0) {
+		p->n = 0;
+		return r;
+	}
+	p->stale = false;
+	return 0;
+}
+
+void controller_plan_add(struct controller *c, struct container *ct)
+{
+	struct controller_plan *p = c->plan;
+
+	if (!p || p->stale || !c->root[0])
+		return;		/* the next build takes it from the table */
+	if (add_leaf(c, ct) < 0)
+		controller_plan_rebuild(c);
+}
+
+void controller_plan_remove(struct controller *c, struct container *ct)
+{
+	struct controller_plan *p = c->plan;
+
+	if (p && !p->stale && ct->plan_gen == p->gen && p->ct[ct->plan_node] == ct)
+		hole(p, (size_t)ct->plan_node);
+}
+
+/*
+ * Each node's facts as of now, from the table: a live container's target
+ * is its pool's set now (a pooled decision follows its pool: status,
+ * placement map) or its own CPUs; one without a task has no target (no
+ * opinion: nothing to plan for). Own sets are what was last written or
+ * read; unknown is a fresh cgroup, "".
+ */
+static void refresh(struct controller *c)
+{
+	struct controller_plan *p = c->plan;
+
+	for (size_t i = 0; i < p->n; i++) {
+		struct cgfs_plan_node *x = &p->pn[i];
+		struct container *ct = p->ct[i];
+
+		if (p->cg[i]) {
+			x->own = p->cg[i]->own;
+		} else if (ct) {
+			x->exclusive = !pooled(ct);
+			cpumask_zero(&x->target);
+			if (container_live(ct)) {
+				policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus);
+				x->target = ct->d.cpus;
+			}
+			if (ct->cpus_known)
+				x->own = ct->cpus_applied;
+			else
+				cpumask_zero(&x->own);
+		}
+	}
+}
+
 static void execute(struct controller *c, const struct cgfs_plan_write *w)
 {
 	struct controller_plan *p = c->plan;
 	struct container *ct = p->ct[w->node];
 	struct cgnode *g = p->cg[w->node];
-	const char *path = ct ? ct->path : g->path;
+	const char *path;
 	char buf[CPULIST_MAX];
 	int r;
+
+	if (!ct && !g)
+		return;		/* a hole: never planned a write, kept safe */
+	path = ct ? ct->path : g->path;
 
 	if (c->cfg->dry_run) {
 		cpulist_format(&w->cpus, buf, sizeof(buf));
@@ -291,17 +393,15 @@ static void execute(struct controller *c, const struct cgfs_plan_write *w)
 int controller_plan_apply(struct controller *c)
 {
 	struct controller_plan *p = c->plan;
-	struct cpumask above;
 	size_t nw = 0;
 	int r;
 
 	if (!p || !c->root[0])
 		return 0;
-	r = build(c);
-	if (r < 0)
+	if (p->stale && (r = build(c)) < 0)
 		return r;
-	above_root(c, &above);
-	r = cgfs_plan_v2(p->pn, p->n, &above, p->w, &nw);
+	refresh(c);
+	r = cgfs_plan_v2(p->pn, p->n, &p->above, p->w, &nw);
 	if (r < 0) {
 		log_error("v2 write plan: bad tree under %s (%s)", c->root, strerror(-r));
 		return 0;

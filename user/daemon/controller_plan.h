@@ -1,9 +1,10 @@
 /*
  * The controller's cgroup v2 hierarchical writes (controller_plan.c):
- * builds the tree the planner needs (kubepods root, QoS slices, pods,
- * containers) from the container table, runs cgfs_plan_v2 and executes
- * its write list. Internal to the controller: controller.c sets it up,
- * controller_apply.c, _events.c, _resync.c and _resize.c use it.
+ * keeps the tree the planner needs (kubepods root, QoS slices, pods,
+ * containers) in step with the container table, runs cgfs_plan_v2 and
+ * executes its write list. Internal to the controller: controller.c sets
+ * it up, controller_apply.c, _events.c, _resync.c, _resize.c and
+ * _hotplug.c use it.
  */
 #ifndef CPUSETD_CONTROLLER_PLAN_H
 #define CPUSETD_CONTROLLER_PLAN_H
@@ -37,16 +38,33 @@ static inline bool controller_planned(const struct controller *c)
  * current set, the others on their own CPUs. Only changed values are
  * written. Widens the placement map of each container before its set can
  * grow (controller_widen_map). Write failures are counted and logged by
- * controller_note_write / here, never returned.
- * Returns 0 or -ENOMEM (nothing written then).
+ * controller_note_write / here, never returned. Reads nothing from the
+ * kernel unless the tree must be built again (controller_plan_rebuild).
+ * Returns 0 or -ENOMEM (nothing written then; the next call builds).
  */
 int controller_plan_apply(struct controller *c);
 
-/* A slice or pod cgroup was removed: forget its cached set and fd.
- * Harmless for any other path. Cannot fail. */
+/* ct was put in the table (its mkdir): its leaf joins the kept tree, with
+ * its pod and QoS slice when they are new (their cpuset.cpus read once).
+ * Out of memory the tree is built again at the next plan. Cannot fail. */
+void controller_plan_add(struct controller *c, struct container *ct);
+
+/* ct leaves the table (its rmdir), before it is freed: its leaf becomes a
+ * hole the planner ignores. Cannot fail. */
+void controller_plan_remove(struct controller *c, struct container *ct);
+
+/* A slice or pod cgroup was removed: forget its cached set and fd, and
+ * its node becomes a hole. Harmless for any other path. Cannot fail. */
 void controller_plan_forget(struct controller *c, const char *path);
 
-/* Forgets every cached slice and pod (resync: re-read from the kernel). */
+/* Forgets every cached slice and pod (resync, a new root: re-read from
+ * the kernel) and builds the tree again at the next plan. */
 void controller_plan_reset(struct controller *c);
+
+/* Builds the tree again at the next plan, re-reading the root's parent's
+ * effective set (CPU hotplug changed it); cached sets are kept. Also
+ * drops every pointer into the table (call it before the table is
+ * swapped). Each build counts in counters.plan_builds. Cannot fail. */
+void controller_plan_rebuild(struct controller *c);
 
 #endif

@@ -236,8 +236,10 @@ int controller_resync(struct controller *c)
 		r = inherit_all(s.list, s.n);
 	if (r == 0)
 		r = recover_live(c, s.list, s.n);
-	if (r == 0)
+	if (r == 0) {
+		controller_plan_rebuild(c);	/* it points into the old table */
 		r = install_table(c, s.list, s.n);
+	}
 	if (r < 0) {
 		for (size_t i = 0; i < s.n; i++)
 			container_free(s.list[i]);

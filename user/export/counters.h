@@ -24,6 +24,8 @@
 	  "Resyncs that could not read the cgroup tree (retried every second).") \
 	X(resizes, "cpusetd_pool_resizes_total", \
 	  "Times every pooled container was brought to new pools.") \
+	/* status.json only: the v2 planner's whole-tree builds (controller_plan.c) */ \
+	X(plan_builds, NULL, NULL) \
 	X(cgroup_writes, "cpusetd_cgroup_writes_total", \
 	  "cpuset.cpus/cpuset.mems writes attempted.") \
 	X(cgroup_write_errors, "cpusetd_cgroup_write_errors_total", \
