@@ -7,6 +7,7 @@
 #   make demo       the main job on real runc containers; run as root
 #                   (check, demo and bench first install missing packages)
 #   make bench      the resize, allocation, telemetry and write-hook benchmarks (tools/bench-*)
+#   make bench-telemetry  the telemetry's cost alone; BENCH_LOADED=1 beside stress-ng
 #   make fuzz       every libFuzzer harness (tests/fuzz), FUZZ_SECONDS each (default 60);
 #                   FUZZ="cpulist meta" runs a subset
 #   make install    binaries, unit and default config under $(DESTDIR)$(PREFIX)
@@ -48,6 +49,7 @@ ALLOC_SRCS     := $(wildcard user/alloc/*.c)
 POLICY_SRCS    := $(wildcard user/policy/*.c)
 CONFIG_SRCS    := $(wildcard user/config/*.c)
 TELEMETRY_SRCS := $(wildcard user/telemetry/*.c)
+HOST_SRCS      := $(wildcard user/host/*.c)
 BPF_LOAD_SRCS  := $(wildcard user/bpf/*.c)
 EXPORT_SRCS    := $(wildcard user/export/*.c)
 DAEMON_SRCS    := $(filter-out user/daemon/main.c,$(wildcard user/daemon/*.c))
@@ -57,15 +59,15 @@ CTL_SRCS       := $(filter-out tools/bench-%.c,$(wildcard tools/*.c))
 # benchmarks and the unit tests link the same objects.
 PURE_SRCS := $(BASE_SRCS) $(CGROUPFS_SRCS) $(TOPO_SRCS) $(META_SRCS) $(ALLOC_SRCS) \
 	     $(POLICY_SRCS) $(CONFIG_SRCS) $(TELEMETRY_SRCS)
-LIB_SRCS  := $(PURE_SRCS) $(BPF_LOAD_SRCS) $(EXPORT_SRCS) $(DAEMON_SRCS)
+LIB_SRCS  := $(PURE_SRCS) $(HOST_SRCS) $(BPF_LOAD_SRCS) $(EXPORT_SRCS) $(DAEMON_SRCS)
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 CTL_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(CTL_SRCS))
 TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
-.PHONY: all check check-stress unit integration vm-check demo bench install clean help deps \
-	fuzz fuzz-build
+.PHONY: all check check-stress unit integration vm-check demo bench bench-telemetry install clean \
+	help deps fuzz fuzz-build
 all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(TESTS)
 
 $(OUT)/vmlinux.h:
@@ -195,6 +197,11 @@ bench: deps
 	$(Q)tools/bench-telemetry.sh $(OUT)
 	$(Q)tools/bench-write-hook.sh $(OUT)
 
+# BENCH_ROUNDS (default 9), BENCH_LOADED=1 and the rest: tools/bench-telemetry.sh.
+bench-telemetry: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench-telemetry.sh $(OUT) $(BENCH_ROUNDS)
+
 install: $(OUT)/cpusetd $(OUT)/cpusetctl
 	install -D -m 0755 $(OUT)/cpusetd $(DESTDIR)$(PREFIX)/sbin/cpusetd
 	install -D -m 0755 $(OUT)/cpusetctl $(DESTDIR)$(PREFIX)/bin/cpusetctl
@@ -209,4 +216,4 @@ clean:
 -include $(shell find $(OUT) -name '*.d' 2>/dev/null)
 
 help:
-	@sed -n '2,14s/^# //p' Makefile
+	@sed -n '2,15s/^# //p' Makefile

@@ -221,6 +221,61 @@ int cgfs_skip_sched_rebuild(struct cgfs *cg, const char *path);
 int cgfs_read_cpu_quota(struct cgfs *cg, const char *path, int64_t *ret_quota_us,
 			uint64_t *ret_period_us);
 
+/* --- CFS quota writes and the saved limit (cgfs_quota.c) --- */
+
+/*
+ * The extended attribute on a cgroup directory of the cpu hierarchy that
+ * holds the limit cpusetd lifted: "<quota_us> <period_us>" in decimal.
+ * kernfs keeps it while the cgroup lives (a daemon crash does not lose
+ * it, the cgroup's removal does); only CAP_SYS_ADMIN may set trusted.*.
+ */
+#define CGFS_QUOTA_XATTR	"trusted.cpusetd.cfs_quota"
+
+/*
+ * Writes path's CFS bandwidth in the cpu hierarchy: on v2 cpu.max =
+ * "max <period_us>" for quota_us -1 (no limit), else "<quota_us>
+ * <period_us>"; on v1 cpu.cfs_quota_us = quota_us, preceded, when
+ * quota_us > 0 and the period differs, by cpu.cfs_period_us = period_us.
+ * Each value is one write(2). The caller orders parent and child: on v1
+ * the kernel refuses (-EINVAL) a child's limit above its parent's
+ * (kernel/sched/core.c tg_cfs_schedulable_down), so a limit is lifted
+ * from the pod down and put back from the container up.
+ * period_us: 1000..1000000 (the kernel's range).
+ * Returns 0; -EINVAL (bad arguments, or the kernel refused the value);
+ * -ENOENT (vanished); -EOPNOTSUPP (no cpu hierarchy); other -errno.
+ */
+int cgfs_write_cpu_quota(struct cgfs *cg, const char *path, int64_t quota_us, uint64_t period_us);
+
+/*
+ * The saved limit of path (CGFS_QUOTA_XATTR) into *quota_us (> 0) and
+ * *period_us (1000..1000000). Returns 0; -ENODATA when there is none;
+ * -EINVAL when the attribute is not a mark we write; -ENOENT (vanished);
+ * -EOPNOTSUPP (no cpu hierarchy, or the filesystem has no xattrs);
+ * other -errno.
+ */
+int cgfs_quota_saved_read(struct cgfs *cg, const char *path, int64_t *quota_us,
+			  uint64_t *period_us);
+
+/* Saves quota_us (> 0) / period_us on path (replacing any). Returns 0;
+ * -EINVAL for values cgfs_quota_format refuses; -ENOENT; -EOPNOTSUPP;
+ * -EPERM without CAP_SYS_ADMIN; other -errno. */
+int cgfs_quota_saved_write(struct cgfs *cg, const char *path, int64_t quota_us,
+			   uint64_t period_us);
+
+/* Removes path's saved limit. Returns 0 (also when there was none);
+ * -ENOENT (vanished); -EOPNOTSUPP; other -errno. */
+int cgfs_quota_saved_clear(struct cgfs *cg, const char *path);
+
+/* The mark's text, "<quota_us> <period_us>", into buf (size len).
+ * Returns 0; -EINVAL for quota_us <= 0 or a period outside
+ * 1000..1000000; -ENAMETOOLONG when len is too small. Pure. */
+int cgfs_quota_format(int64_t quota_us, uint64_t period_us, char *buf, size_t len);
+
+/* The inverse, on len bytes of text (no NUL needed): two decimal numbers
+ * with one space between, nothing else, in the ranges above. Returns 0
+ * or -EINVAL (outputs untouched). Pure. */
+int cgfs_quota_parse(const char *text, size_t len, int64_t *quota_us, uint64_t *period_us);
+
 /*
  * cgroup id of path in the cpuset hierarchy (the kernfs node id, as the
  * cgroup tracepoints report it; equal to stat(2) st_ino). On v1/hybrid this

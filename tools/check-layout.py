@@ -29,10 +29,11 @@ ALLOWED = {
     'policy': {'base', 'topo', 'meta', 'alloc'},
     'config': {'base', 'topo', 'meta', 'alloc', 'policy'},
     'telemetry': {'base'},
+    'host': {'base', 'cgroupfs'},
     'bpf': {'base', 'telemetry'},
     'export': {'base', 'topo', 'meta', 'alloc', 'policy', 'telemetry'},
     'daemon': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
-               'config', 'telemetry', 'bpf', 'export'},
+               'config', 'telemetry', 'bpf', 'export', 'host'},
     'tools': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
               'config', 'telemetry', 'export'},
 }

@@ -31,6 +31,7 @@ static const struct ctl_cmd cmds[] = {
 	{ "status", "placements, pools, errors, counters and contention per CPU", cmd_status },
 	{ "map", "the machine drawn: who owns each logical CPU", cmd_map },
 	{ "top", "live per-CPU run-queue wait, foreign time and switches", cmd_top },
+	{ "isolation", "exclusive CPUs: owner, host isolation state, foreign time", cmd_isolation },
 	{ "explain", "why a container has its CPUs", cmd_explain },
 	{ "topology", "packages, NUMA nodes, cores and threads as sysfs says", cmd_topology },
 	{ "allocate", "run kubelet/Koordinator allocation cases (fixtures)", cmd_allocate },

@@ -99,4 +99,8 @@ int cmd_explain(struct ctl_opts *o, int argc, char **argv);
 /* cpusetctl top [--interval S] [--count N] [--json]: live contention. */
 int cmd_top(struct ctl_opts *o, int argc, char **argv);
 
+/* cpusetctl isolation [--interval S] [--json]: each exclusive CPU's owner,
+ * host isolation state and foreign time (ctl_isolation.c). */
+int cmd_isolation(struct ctl_opts *o, int argc, char **argv);
+
 #endif

@@ -3,7 +3,8 @@
  * that container has its CPUs, from status.json alone: its kind and the
  * rule that gave it (seeds/002 or the Koordinator class), the policy and
  * strategy that chose exclusive CPUs (daemon.allocation and the
- * container's "decision"), its NUMA nodes, and any admission error.
+ * container's "decision"), its NUMA nodes, and any admission error;
+ * and, from the live cgroups, its CFS quota and its pod's (ctl_quota.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -11,6 +12,7 @@
 
 #include "user/base/cpumask.h"
 #include "ctl.h"
+#include "ctl_quota.h"
 
 /* What each status.json decision.rule means, for a person. */
 static const struct {
@@ -149,6 +151,7 @@ static json_object *explain_obj(json_object *root, json_object *c)
 	copy(o, d, "numa_nodes");
 	copy(o, d, "cpu_quota_us");
 	copy(o, d, "cpu_period_us");
+	json_object_object_add(o, "cfs_quota", ctl_quota_obj(ctl_jstr(c, "cgroup", "")));
 	copy(o, d, "annotations");
 	json_object_object_add(o, "policy", exclusive(c) ? policy_obj(root, c) : NULL);
 	json_object_object_add(o, "pool", json_object_new_string(
@@ -246,6 +249,7 @@ static void print_human(json_object *e)
 	snprintf(buf, sizeof(buf), "%s: %s", ctl_jstr(e, "rule", "?"), ctl_jstr(e, "rule_text", ""));
 	line("rule", buf);
 	print_limit(e);
+	ctl_quota_print(ctl_jget(e, "cfs_quota", json_type_object));
 	if (ctl_jget(e, "policy", json_type_object))
 		print_policy(ctl_jget(e, "policy", json_type_object));
 	if (*ctl_jstr(e, "pool", ""))
@@ -265,8 +269,9 @@ static void explain_usage(FILE *f)
 	fprintf(f,
 		"Usage: %s explain [--json] [--state-dir DIR] <container-id-prefix | namespace/pod/container>\n"
 		"Says why a container has its CPUs: its kind and the rule that gave it, the\n"
-		"policy and strategy that chose exclusive CPUs, its NUMA nodes, and any\n"
-		"admission error. A pod's sandbox is namespace/pod/POD.\n"
+		"policy and strategy that chose exclusive CPUs, its NUMA nodes, any\n"
+		"admission error, and the CFS quota of it and its pod as the cgroups hold\n"
+		"it now (lifted by cpusetd or in force). A pod's sandbox is namespace/pod/POD.\n"
 		"  -j, --json            the same as one JSON object\n"
 		"  -s, --state-dir DIR   where cpusetd writes status.json (default %s)\n"
 		"  -h, --help            this text\n"

@@ -61,6 +61,10 @@ enum {
 	OPT_SCHED_PRIORITY,
 	OPT_NICE,
 	OPT_RUN_ON_RESERVED_CPUS,
+	OPT_ISOLATE_HOST,
+	OPT_ISOLATE_HOST_SKIP,
+	OPT_ISOLATE_HOST_RESCAN_MS,
+	OPT_EXCLUSIVE_CPU_QUOTA,
 };
 
 static const struct option long_opts[] = {
@@ -94,6 +98,10 @@ static const struct option long_opts[] = {
 	{ "sched-priority",	required_argument, NULL, OPT_SCHED_PRIORITY },
 	{ "nice",		required_argument, NULL, OPT_NICE },
 	{ "run-on-reserved-cpus", required_argument, NULL, OPT_RUN_ON_RESERVED_CPUS },
+	{ "isolate-host",	optional_argument, NULL, OPT_ISOLATE_HOST },
+	{ "isolate-host-skip",	required_argument, NULL, OPT_ISOLATE_HOST_SKIP },
+	{ "isolate-host-rescan-ms", required_argument, NULL, OPT_ISOLATE_HOST_RESCAN_MS },
+	{ "exclusive-cpu-quota", required_argument, NULL, OPT_EXCLUSIVE_CPU_QUOTA },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -145,6 +153,15 @@ static void usage(void)
 	       "  --textfile FILE          Prometheus textfile to write (default\n"
 	       "                           " CONFIG_DEFAULT_TEXTFILE "; \"\" = none)\n"
 	       "  --export-interval S      rewrite it at least every S seconds (default 15)\n"
+	       "  --exclusive-cpu-quota unset|keep  lift the CFS quota of exclusive containers\n"
+	       "                           and their pods (default unset), or keep it\n"
+	       "Host isolation (see the README, Host isolation):\n"
+	       "  --isolate-host[=BOOL]    keep host cgroups, root-cgroup tasks, IRQs and\n"
+	       "                           unbound workqueues off exclusive CPUs (default false)\n"
+	       "  --isolate-host-skip PATTERNS  cgroups left alone, comma-separated fnmatch\n"
+	       "                           patterns of their paths (default none)\n"
+	       "  --isolate-host-rescan-ms MS  re-scan root tasks and IRQs every MS,\n"
+	       "                           0 = only on changes (default 1000)\n"
 	       "The daemon's own scheduling (see the README, Scheduling):\n"
 	       "  --sched-policy other|fifo|rr  (default fifo)\n"
 	       "  --sched-priority 1..99   with fifo or rr (default %d)\n"
@@ -194,6 +211,8 @@ static void set_defaults(struct cpusetd_config *c)
 	c->sched_priority = 0;	/* resolved by resolve_sched() */
 	c->nice = 0;
 	c->run_on_reserved_cpus = true;
+	c->isolate_host = false;
+	c->isolate_host_rescan_ms = 1000;
 }
 
 /* Copies an absolute path into dst. Returns 0 or -EINVAL with err set. */
@@ -288,6 +307,34 @@ static int set_kubepods_root(struct cpusetd_config *c, const char *v, char *err,
 	return set_path(c->kubepods_root, sizeof(c->kubepods_root), v, err, errlen);
 }
 
+/* isolate_host_skip: comma-separated cgroup path patterns, each starting
+ * with '/', at most CONFIG_MAX_ISOLATE_SKIP of them; "" = none. */
+static int set_isolate_skip(struct cpusetd_config *c, const char *v, char *err, size_t errlen)
+{
+	unsigned n = 0;
+
+	if (strlen(v) >= sizeof(c->isolate_host_skip)) {
+		snprintf(err, errlen, "longer than %zu characters", sizeof(c->isolate_host_skip) - 1);
+		return -EINVAL;
+	}
+	for (const char *p = v; *p; n++) {
+		size_t len = strcspn(p, ",");
+
+		if (p[0] != '/' || len == 0) {
+			snprintf(err, errlen, "expected cgroup path patterns starting with '/', "
+				 "comma-separated, got '%s'", v);
+			return -EINVAL;
+		}
+		p += len + (p[len] == ',');
+	}
+	if (n > CONFIG_MAX_ISOLATE_SKIP) {
+		snprintf(err, errlen, "at most %d patterns", CONFIG_MAX_ISOLATE_SKIP);
+		return -EINVAL;
+	}
+	strcpy(c->isolate_host_skip, v);
+	return 0;
+}
+
 /*
  * Applies one setting (id from long_opts; v NULL for a flag given on the
  * command line). Returns 0 or -EINVAL with the reason in err.
@@ -363,6 +410,29 @@ static int apply(struct loader *l, int id, const char *name, const char *v, char
 		if (parse_int_range(v, -20, 19, &c->nice) == 0)
 			return 0;
 		snprintf(err, errlen, "expected a nice value -20..19, got '%s'", v);
+		return -EINVAL;
+	case OPT_EXCLUSIVE_CPU_QUOTA:
+		if (strcmp(v, "unset") == 0 || strcmp(v, "keep") == 0) {
+			c->keep_exclusive_cpu_quota = v[0] == 'k';
+			return 0;
+		}
+		snprintf(err, errlen, "expected unset|keep, got '%s'", v);
+		return -EINVAL;
+	case OPT_ISOLATE_HOST:
+		if (!v) {	/* --isolate-host alone */
+			c->isolate_host = true;
+			return 0;
+		}
+		if (config_parse_bool(v, &c->isolate_host) == 0)
+			return 0;
+		snprintf(err, errlen, "expected true|false|yes|no|1|0, got '%s'", v);
+		return -EINVAL;
+	case OPT_ISOLATE_HOST_SKIP:
+		return set_isolate_skip(c, v, err, errlen);
+	case OPT_ISOLATE_HOST_RESCAN_MS:
+		if (parse_uint_range(v, 0, 3600000, &c->isolate_host_rescan_ms) == 0)
+			return 0;
+		snprintf(err, errlen, "expected milliseconds 0..3600000, got '%s'", v);
 		return -EINVAL;
 	case OPT_RUN_ON_RESERVED_CPUS:
 		if (config_parse_bool(v, &c->run_on_reserved_cpus) == 0)

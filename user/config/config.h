@@ -11,7 +11,10 @@
  * reserved_cpus, prefer_isolated_cpus. The Prometheus export (export_textfile.h):
  * textfile ("" = none), export_interval (seconds). The daemon's own
  * scheduling, applied at start (README "Scheduling"): sched_policy,
- * sched_priority, nice, run_on_reserved_cpus.
+ * sched_priority, nice, run_on_reserved_cpus. The CFS quota of exclusive
+ * containers: exclusive_cpu_quota (unset|keep). Host isolation (README
+ * "Host isolation", user/host/host.h): isolate_host (bool; --isolate-host),
+ * isolate_host_skip, isolate_host_rescan_ms.
  */
 #ifndef CPUSETD_CONFIG_H
 #define CPUSETD_CONFIG_H
@@ -26,6 +29,8 @@
 #include "user/policy/policy.h"
 
 #define CONFIG_MAX_BUNDLE_PATHS		8
+/* isolate_host_skip patterns (user/host/host.h HOST_MAX_SKIP) */
+#define CONFIG_MAX_ISOLATE_SKIP		16
 #define CONFIG_DEFAULT_FILE		"/etc/cpusetd/cpusetd.conf"
 #define CONFIG_DEFAULT_TEXTFILE		"/var/lib/node_exporter/textfile_collector/cpusetd.prom"
 #define CONFIG_MAX_EXPORT_INTERVAL	86400
@@ -53,6 +58,18 @@ struct cpusetd_config {
 	unsigned sched_priority;	/* 1..99 with fifo and rr; 0 with other */
 	int nice;			/* -20..19; non-zero only with other */
 	bool run_on_reserved_cpus;	/* the daemon's threads on policy.reserved_cpus, if any */
+	/* exclusive_cpu_quota = unset (false, the default) | keep (true):
+	 * whether exclusive containers and their pods keep their CFS quota
+	 * (controller_quota.c; kubelet DisableCPUQuotaWithExclusiveCPUs) */
+	bool keep_exclusive_cpu_quota;
+	/* isolate_host: keep host cgroups, root-cgroup tasks, IRQs and unbound
+	 * workqueues off exclusive CPUs (user/host/host.h) */
+	bool isolate_host;
+	unsigned isolate_host_rescan_ms;	/* root tasks and IRQs re-scanned every ms;
+						 * 0 = only when the exclusive set changes */
+	/* comma-separated fnmatch patterns of cgroup paths left alone
+	 * with their subtrees ("" = none); at most HOST_MAX_SKIP */
+	char isolate_host_skip[1024];
 };
 
 /*

@@ -12,6 +12,7 @@
  *   controller_resync.c    rebuild from the live cgroups
  *   controller_hotplug.c   CPU hotplug
  *   controller_telemetry.c the telemetry maps user space owns
+ *   controller_isolate.c   host isolation: when to pass (user/host does it)
  *   controller_table.c     the container table and what each container is
  */
 #include <errno.h>
@@ -70,6 +71,7 @@ static void fini(struct controller *c)
 	c->writers = NULL;
 	c->errors = NULL;
 	controller_plan_free(c);
+	controller_isolate_free(c);
 	policy_free(c->policy);
 	c->by_path = NULL;
 	c->policy = NULL;
@@ -86,6 +88,12 @@ int controller_new(const struct cpusetd_config *cfg, struct cgfs *cg,
 		return -ENOMEM;
 	r = init(c, cfg, cg, topo, root);
 	if (r < 0) {
+		free(c);
+		return r;
+	}
+	r = controller_isolate_init(c);	/* after a crash or with the option off: restores */
+	if (r < 0) {
+		fini(c);
 		free(c);
 		return r;
 	}

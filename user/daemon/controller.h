@@ -136,4 +136,21 @@ int controller_set_topology(struct controller *c, const struct topology *topo);
  */
 void controller_sync_telemetry(struct controller *c);
 
+/*
+ * Host isolation (isolate_host; user/host/host.h, README "Host
+ * isolation"). controller_isolate_rescan: the periodic pass
+ * (isolate_host_rescan_ms) that catches tasks, IRQs and cgroups that
+ * appeared or changed since the last; cheap when nothing is held.
+ * controller_isolate_stop: gives everything back (SIGTERM): host cgroups,
+ * tasks, IRQs and the workqueue mask get their own sets, the state file
+ * goes. Both log and count their changes; no-ops with isolation off.
+ * Return 0 or -ENOMEM.
+ */
+int controller_isolate_rescan(struct controller *c);
+int controller_isolate_stop(struct controller *c);
+
+/* What the last isolation pass left (the exporters' view), or NULL when
+ * isolation is off. Valid until the next pass. */
+const struct snapshot_isolation *controller_isolation(const struct controller *c);
+
 #endif

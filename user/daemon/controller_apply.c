@@ -77,11 +77,17 @@ static void for_each_shared(struct controller *c,
  * container otherwise. Returns 0 or -ENOMEM. */
 int controller_resize_pools(struct controller *c)
 {
+	int r = 0;
+
 	c->n.resizes++;
 	if (controller_planned(c))
-		return controller_plan_apply(c);
-	for_each_shared(c, controller_apply);
-	return 0;
+		r = controller_plan_apply(c);
+	else
+		for_each_shared(c, controller_apply);
+	/* The host leaves new exclusive CPUs with the shared containers,
+	 * before their owner is written; freed ones it gets back. */
+	controller_isolate_sync(c, false);
+	return r;
 }
 
 /* The placement map's view of shared containers after a resize; called
@@ -132,6 +138,7 @@ int controller_place(struct controller *c, struct container *ct, uint64_t event_
 	controller_sync_map(c, ct);
 	if (ct->d.err)
 		controller_handle_error(c, ct);
+	controller_quota_sync(c, ct);	/* its CFS quota follows the decision */
 	c->dirty = true;
 	return 0;
 }
@@ -146,6 +153,7 @@ int controller_release(struct controller *c, struct container *ct, uint64_t even
 		record_convergence(c, event_ns);
 		controller_sync_pooled_maps(c);
 	}
+	controller_quota_sync(c, ct);	/* its quota (and its pod's) come back */
 	c->dirty = true;
 	return r == -ENOMEM ? r : 0;
 }

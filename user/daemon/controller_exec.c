@@ -129,6 +129,7 @@ int controller_on_exec(struct controller *c, const struct cpusetd_event *ev)
 	writes = c->n.cgroup_writes;
 	if (controller_apply_one(c, ct) == -ENOMEM)
 		return -ENOMEM;
+	controller_quota_sync(c, ct);	/* its runtime has written its limit by now */
 	if (c->n.cgroup_writes != writes) {
 		char have[CPULIST_MAX];
 

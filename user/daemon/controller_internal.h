@@ -79,6 +79,15 @@ struct container {
 	uint64_t last_restore_ns;	/* CLOCK_MONOTONIC of the latest */
 	bool conflict;			/* gave up: a writer kept fighting */
 	char writer_logged[17];		/* comm of the writer logged last */
+	/* CFS quota (controller_quota.c). The runtime's limit while we hold
+	 * it lifted; the durable copy is the cgroup's CGFS_QUOTA_XATTR. */
+	bool quota_unset;		/* we wrote "no limit"; quota_saved_* is the
+					 * runtime's limit before that */
+	bool quota_hold;		/* exclusive with whole CPUs: it and its pod
+					 * run without a quota (unset mode) */
+	bool quota_err_logged;		/* a failed quota write was logged */
+	int64_t quota_saved_us;		/* > 0 while quota_unset */
+	uint64_t quota_saved_period_us;
 };
 
 /* A container's decision is in force (it is not waiting or exited). */
@@ -117,6 +126,7 @@ struct controller {
 					 * cgroups made while we were down */
 	struct pod_errors *errors;	/* admission errors by namespace/pod/container */
 	struct strmap *writers;		/* comm -> struct writer_count */
+	struct controller_isolate *iso;	/* host isolation (controller_isolate.c); NULL: off */
 };
 
 /* On a pool (shared or BE), with a task: its set follows the pool. */
@@ -268,6 +278,92 @@ bool container_runtime_write_seen(const struct container *ct, const struct cpuma
  * parent's set on v1, or applies linux.resources.cpu.cpus). Re-read and
  * re-apply. Returns 0 or -ENOMEM. */
 int controller_on_exec(struct controller *c, const struct cpusetd_event *ev);
+
+/* --- controller_quota.c --- */
+
+/*
+ * The CFS quota of exclusive containers (exclusive_cpu_quota = unset,
+ * kubelet's DisableCPUQuotaWithExclusiveCPUs): a container that holds
+ * whole CPUs of its own runs without a quota, and so does its pod
+ * cgroup; the limit comes back when it leaves exclusivity or is gone,
+ * and for every one at a resync with exclusive_cpu_quota = keep.
+ * The container's own limit stays in ct->meta (the policy's input) and in
+ * the cgroup's CGFS_QUOTA_XATTR, so a resync after a crash reads it
+ * there, not the -1 we wrote.
+ */
+
+/* Whether a container of kind with ncpus CPUs of its own and the CPU
+ * limit quota_us / period_us (quota_us <= 0: none) holds whole CPUs: a
+ * whole number of CPUs that covers every CPU of its set, so the quota
+ * could only throttle it, never hold it below what it owns. Integer and
+ * annotated kinds only. Pure. */
+bool quota_holds_whole_cpus(enum cpusetd_kind kind, unsigned ncpus, int64_t quota_us,
+			    uint64_t period_us);
+
+/* The quota a pod gets back (in pod_period_us units): kubelet's own
+ * value saved_us / saved_period_us (its sum of the containers' limits
+ * plus pod overhead), raised to the sum of the n containers' limits
+ * (quota_us[i] / period_us[i]) when every one has one, so a resize
+ * since then is covered and v1 accepts it (no child above its parent).
+ * Returns the quota in µs, > 0; -EINVAL when no value is known. Pure. */
+int64_t quota_pod_restore_us(int64_t saved_us, uint64_t saved_period_us,
+			     uint64_t pod_period_us, const int64_t *quota_us,
+			     const uint64_t *period_us, size_t n);
+
+/* After ct's decision changed or an event about it (placed, released,
+ * its exec, gone from the table): lifts or puts back its quota and its
+ * pod's, in the order the kernel accepts. A runtime's new positive quota
+ * on a container we had lifted is its new limit (an in-place resize,
+ * which controller_check_resizes has seen first): saved, and lifted
+ * again while the container still holds whole CPUs. Logged once per
+ * change with the reason, counted (cpu_quota_*); failures are logged
+ * and counted, never returned. No-op in dry_run and without a cpu
+ * hierarchy. */
+void controller_quota_sync(struct controller *c, struct container *ct);
+
+/* The resize poll's part: controller_quota_sync for ct when it may need
+ * it (placement changed, it is exclusive, or we hold its quota lifted);
+ * nothing, without I/O, for the rest. */
+void controller_quota_poll(struct controller *c, struct container *ct, bool changed);
+
+/* At a resync, for a container just read from its cgroup (before the
+ * policy sees it): a cgroup reading "no limit" with our saved limit is
+ * ours, and the saved limit becomes its CPU limit again (meta); a
+ * positive reading beside a mark is the runtime's newer limit, and the
+ * stale mark goes. Cannot fail. */
+void controller_quota_adopt(struct controller *c, struct container *ct);
+
+/* After a resync placed everything: every container's quota as its
+ * decision says (keep mode: every lifted one is put back), then pods
+ * whose saved limit no container needs any more get it back. */
+void controller_quota_resync(struct controller *c);
+
+/* --- controller_isolate.c --- */
+
+/*
+ * Host isolation (isolate_host, user/host/host.h): host cgroups, the root
+ * cgroup's tasks, movable IRQs and the unbound workqueue cpumask kept off
+ * the exclusive CPUs (policy_reserved: integer and annotated CPUs), each
+ * given back its own set when they are freed. Failures are logged once
+ * and counted (isolation_*), never returned but -ENOMEM.
+ */
+
+/* At controller start: a handle when isolate_host is on or a state file
+ * of an earlier run is there (with the option off it is restored at once
+ * and the handle dropped). Returns 0 or -ENOMEM. */
+int controller_isolate_init(struct controller *c);
+
+/* Frees the handle; changes nothing on the node. Accepts c->iso NULL. */
+void controller_isolate_free(struct controller *c);
+
+/* The next controller_isolate_sync passes whatever the sets (resync:
+ * anyone may have changed anything since). Cannot fail. */
+void controller_isolate_stale(struct controller *c);
+
+/* Where the pools change (controller_resize_pools, once per event): a
+ * pass when the exclusive or online set differs from the last pass's,
+ * or force. No-op with isolation off. */
+void controller_isolate_sync(struct controller *c, bool force);
 
 /* --- controller_defend.c --- */
 

@@ -116,6 +116,7 @@ int controller_check_resizes(struct controller *c)
 		r = check_resize(c, v);
 		if (r < 0)
 			return r;
+		controller_quota_poll(c, v, r > 0);	/* a runtime's write over our "no limit" */
 		n += r;
 	}
 	return n;

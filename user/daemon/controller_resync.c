@@ -37,6 +37,7 @@ static int scan_one(const char *path, void *arg)
 	ct = container_new(s->c, path, &info, 0);
 	if (!ct)
 		return -ENOMEM;
+	controller_quota_adopt(s->c, ct);	/* a limit we lifted: recovery places by it */
 	/* What the kernel holds now: the own sets, which the plan and the
 	 * writes start from, and where the tasks run, which recovery starts
 	 * from. On v2 the two differ when the container inherits its set
@@ -252,6 +253,7 @@ int controller_resync(struct controller *c)
 	/* Shared first: they leave reserved CPUs before exclusive ones land.
 	 * Slices and pods are re-read: anyone may have written them. */
 	controller_plan_reset(c);
+	controller_isolate_stale(c);	/* the host too: anyone may have changed it */
 	controller_resize_pools(c);
 	for (size_t i = 0; i < s.n; i++) {
 		struct container *ct = s.list[i];
@@ -268,6 +270,7 @@ int controller_resync(struct controller *c)
 	}
 	for (size_t i = 0; i < s.n; i++)
 		log_corrected(c, s.list[i]);
+	controller_quota_resync(c);	/* CFS quotas as the decisions say, pods last */
 	free(s.list);
 	controller_prune_errors(c);
 	c->n.resyncs++;

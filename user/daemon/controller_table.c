@@ -127,7 +127,9 @@ void controller_skip_sched_rebuild(struct controller *c, struct container *ct)
 
 /* The pod's integer CPUs from the pod cgroup's limit (kubelet sets it to
  * the sum of its containers'), for Topology Manager pod scope; 0 when
- * unknown or not integer. */
+ * unknown or not integer. A pod whose quota we lifted (exclusive_cpu_quota
+ * = unset: "no limit" in the cgroup) keeps kubelet's limit in its saved
+ * attribute (cgfs_quota_saved_read), which counts instead. */
 static unsigned pod_cpus(const struct controller *c, const struct container *ct)
 {
 	char pod[sizeof(ct->path)], *slash;
@@ -141,8 +143,10 @@ static unsigned pod_cpus(const struct controller *c, const struct container *ct)
 	if (!slash)
 		return 0;
 	*slash = '\0';
-	if (cgfs_read_cpu_quota(c->cg, pod, &quota, &period) < 0 || quota <= 0 || !period ||
-	    (uint64_t)quota % period)
+	if (cgfs_quota_saved_read(c->cg, pod, &quota, &period) < 0 &&
+	    cgfs_read_cpu_quota(c->cg, pod, &quota, &period) < 0)
+		return 0;
+	if (quota <= 0 || !period || (uint64_t)quota % period)
 		return 0;
 	return (unsigned)((uint64_t)quota / period);
 }

@@ -4,7 +4,9 @@
  *   2. resync from the live cgroups (containers that started while we were
  *      down are placed or corrected);
  *   3. READY=1, then the event loop.
- * SIGTERM leaves every placement in place: the kernel keeps them.
+ * SIGTERM leaves every placement in place: the kernel keeps them. Host
+ * isolation (isolate_host) is the exception: what it narrowed is given
+ * back at stop (controller_isolate_stop).
  *
  * The loop handles a burst of events whole (every ready fd, until none
  * is) before it exports, and a placement change is exported once the
@@ -52,6 +54,7 @@ struct daemon {
 	struct export_textfile *prom;	/* NULL: no textfile export */
 	int epfd, sigfd;
 	int resize_tfd;			/* timerfd for in-place resize checks; -1 */
+	int isolate_tfd;		/* timerfd for the host isolation rescan; -1 */
 	int uevent_fd;			/* CPU hotplug uevents (hotplug.h); -1 */
 	uint64_t resync_tried_us;	/* last retry of a failed resync, CLOCK_MONOTONIC */
 	struct status_beat beat;	/* status.json's heartbeat and "updated" */
@@ -393,6 +396,9 @@ static int setup_fds(struct daemon *d)
 	d->resize_tfd = add_timer(d, d->cfg.resize_check_ms);
 	if (d->resize_tfd < -1)
 		return d->resize_tfd;
+	d->isolate_tfd = add_timer(d, d->cfg.isolate_host ? d->cfg.isolate_host_rescan_ms : 0);
+	if (d->isolate_tfd < -1)
+		return d->isolate_tfd;
 	/* Without uevents hotplug is still picked up at SIGHUP and at every
 	 * lost-event resync; placements do not depend on it otherwise. */
 	d->uevent_fd = hotplug_open();
@@ -459,6 +465,17 @@ static int on_resize_timer(struct daemon *d)
 	return controller_check_resizes(d->ctl) == -ENOMEM ? -ENOMEM : 0;
 }
 
+/* Host isolation: tasks, IRQs and cgroups that appeared since the last
+ * pass (a fork inherits its parent's affinity; the rest is caught here). */
+static int on_isolate_timer(struct daemon *d)
+{
+	uint64_t expirations;
+
+	if (read(d->isolate_tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		return -errno;
+	return controller_isolate_rescan(d->ctl) == -ENOMEM ? -ENOMEM : 0;
+}
+
 /* Returns 1 to stop, 0 to go on, -ENOMEM. SIGHUP re-reads the online
  * set and forces a resync. */
 static int on_signal(struct daemon *d)
@@ -521,6 +538,7 @@ static void write_status(struct daemon *d)
 		log_warn("out of memory taking the status snapshot; exporting later");
 		return;
 	}
+	s.isolation = controller_isolation(d->ctl);
 	/* One snapshot for both: they say the same thing. */
 	export_textfile_tick(d->prom, &s);
 	if (status_due(s.dirty, &d->beat)) {
@@ -594,6 +612,8 @@ static int dispatch(struct daemon *d, const struct epoll_event *evs, int n)
 			return -ENOMEM;
 		if (evs[i].data.fd == d->resize_tfd && on_resize_timer(d) == -ENOMEM)
 			return -ENOMEM;
+		if (evs[i].data.fd == d->isolate_tfd && on_isolate_timer(d) == -ENOMEM)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -651,6 +671,9 @@ static int loop(struct daemon *d)
 {
 	int r = run(d);
 
+	/* What host isolation narrowed goes back before "stopped" is said. */
+	if (controller_isolate_stop(d->ctl) == -ENOMEM && !r)
+		r = -ENOMEM;
 	d->beat.stopped = true;
 	write_status(d);
 	return r;
@@ -786,7 +809,8 @@ static int start(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .epfd = -1, .sigfd = -1, .resize_tfd = -1, .uevent_fd = -1,
+	struct daemon d = { .epfd = -1, .sigfd = -1, .resize_tfd = -1, .isolate_tfd = -1,
+			    .uevent_fd = -1,
 			    .lock = { .state_fd = -1, .pin_fd = -1 } };
 	int r;
 
@@ -814,6 +838,8 @@ int main(int argc, char **argv)
 		close(d.sigfd);
 	if (d.resize_tfd >= 0)
 		close(d.resize_tfd);
+	if (d.isolate_tfd >= 0)
+		close(d.isolate_tfd);
 	if (d.uevent_fd >= 0)
 		close(d.uevent_fd);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -48,6 +48,22 @@
 	  "Events dropped: queued before a resync, or for a cgroup that is gone or was made again.") \
 	X(exited_released, "cpusetd_exited_released_total", \
 	  "Exclusive or annotated containers whose CPUs were released because every task exited.") \
+	/* controller_quota.c: exclusive_cpu_quota = unset */ \
+	X(cpu_quota_unset, "cpusetd_cpu_quota_unset_total", \
+	  "CFS quotas of exclusive containers and their pods lifted (cpu.max max, cfs_quota_us -1).") \
+	X(cpu_quota_restored, "cpusetd_cpu_quota_restored_total", \
+	  "CFS quotas put back on containers that left exclusivity and on their pods.") \
+	X(cpu_quota_errors, "cpusetd_cpu_quota_errors_total", \
+	  "CFS quota or saved-limit writes that failed (logged).") \
+	/* controller_isolate.c: isolate_host (user/host/host.h) */ \
+	X(isolation_passes, "cpusetd_isolation_passes_total", \
+	  "Host isolation passes (exclusive set changed, rescan, resync, stop).") \
+	X(isolation_narrowed, "cpusetd_isolation_narrowed_total", \
+	  "Host cgroups, root-cgroup tasks, IRQs and workqueue masks narrowed off exclusive CPUs.") \
+	X(isolation_restored, "cpusetd_isolation_restored_total", \
+	  "Host cgroups, tasks, IRQs and workqueue masks given back their own CPUs.") \
+	X(isolation_refused, "cpusetd_isolation_refused_total", \
+	  "Host isolation writes the kernel refused (an IRQ that cannot move: EIO).") \
 	/* by writer in .prom: cpusetd_foreign_cpuset_writes_total{comm} */ \
 	X(foreign_writes, NULL, NULL) \
 	X(foreign_restores, "cpusetd_foreign_write_restores_total", \

@@ -515,6 +515,43 @@ static void render_ct_telemetry(FILE *f, const struct export_view *v)
 	}
 }
 
+/* Host isolation (isolate_host): what its last pass left, as gauges. */
+static void render_isolation(FILE *f, const struct export_view *v)
+{
+	const struct snapshot_isolation *is = v->isolation;
+
+	if (!is)
+		return;
+	scalar(f, "cpusetd_isolation_active", "gauge",
+	       "1 while exclusive CPUs are held and the host is kept off them (isolate_host).",
+	       is->active);
+	scalar(f, "cpusetd_isolation_exclusive_cpus", "gauge",
+	       "CPUs host isolation keeps free for their owners.", cpumask_weight(&is->exclusive));
+	scalar(f, "cpusetd_isolation_host_cgroups_narrowed", "gauge",
+	       "Cgroups outside the kubepods root narrowed to online - exclusive.",
+	       is->cgroups_narrowed);
+	scalar(f, "cpusetd_isolation_host_cgroups_left", "gauge",
+	       "Cgroups outside kubepods left as they are (own CPUs all exclusive, or refused).",
+	       is->cgroups_left);
+	scalar(f, "cpusetd_isolation_tasks_narrowed", "gauge",
+	       "Root-cgroup tasks whose affinity excludes the exclusive CPUs by our write.",
+	       is->tasks_narrowed);
+	scalar(f, "cpusetd_isolation_tasks_left", "gauge",
+	       "Root-cgroup tasks left on exclusive CPUs (affinity all exclusive, or refused).",
+	       is->tasks_left);
+	scalar(f, "cpusetd_isolation_kthreads_pinned", "gauge",
+	       "Per-CPU kernel threads (PF_NO_SETAFFINITY) left to the kernel.", is->kthreads_pinned);
+	scalar(f, "cpusetd_isolation_irqs_moved", "gauge",
+	       "IRQs whose smp_affinity_list was narrowed off the exclusive CPUs.", is->irqs_moved);
+	scalar(f, "cpusetd_isolation_irqs_refused", "gauge",
+	       "IRQs that could not be moved (the kernel refused: managed or per-CPU).",
+	       is->irqs_refused);
+	scalar(f, "cpusetd_isolation_irq_default_narrowed", "gauge",
+	       "1 when /proc/irq/default_smp_affinity is narrowed.", is->irq_default_narrowed);
+	scalar(f, "cpusetd_isolation_workqueue_narrowed", "gauge",
+	       "1 when the unbound workqueue cpumask is narrowed.", is->workqueue_narrowed);
+}
+
 int export_prom_render(const struct export_view *v, char **ret_text, size_t *ret_len)
 {
 	char *text = NULL;
@@ -529,6 +566,7 @@ int export_prom_render(const struct export_view *v, char **ret_text, size_t *ret
 	render_placement(f, v);
 	render_owners(f, v);
 	render_errors(f, v);
+	render_isolation(f, v);
 	if (v->telemetry && v->telemetry->cpu) {
 		render_cpu_counters(f, v);
 		render_cpu_rq(f, v);

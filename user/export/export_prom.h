@@ -75,6 +75,8 @@ struct export_view {
 	double update_s;		/* unix seconds of this render: the heartbeat */
 	/* NULL: no telemetry (no BPF maps); the rest is still written. */
 	const struct telemetry_snapshot *telemetry;
+	/* NULL: isolate_host off (no cpusetd_isolation_* series). */
+	const struct snapshot_isolation *isolation;
 };
 
 /*

@@ -161,6 +161,7 @@ static void fill_view(const struct export_textfile *e, const struct snapshot *s,
 		.shared_pool = s->shared_pool,
 		.be_pool = s->be_pool,
 		.reserved = s->reserved,
+		.isolation = s->isolation,
 		.last_sync_s = e->last_sync_s,
 		.update_s = clock_unix_s(),
 	};

@@ -46,6 +46,21 @@ struct snapshot_writer {
 	uint64_t writes;
 };
 
+/* Host isolation (isolate_host) as its last pass left it. */
+struct snapshot_isolation {
+	bool active;			/* exclusive CPUs held: the host is narrowed */
+	struct cpumask exclusive;	/* the CPUs kept free */
+	struct cpumask host;		/* online − exclusive */
+	unsigned cgroups_narrowed, cgroups_left;	/* left: all exclusive, or refused */
+	unsigned tasks_narrowed, tasks_left;
+	unsigned kthreads_pinned;	/* per-CPU kernel threads, left to the kernel */
+	unsigned irqs_moved, irqs_refused;
+	bool irq_default_narrowed, workqueue_narrowed;
+	uint64_t pass_ns;		/* how long the last pass took */
+	const char (*reasons)[128];	/* why things were left ("irq 24: ...") */
+	unsigned n_reasons;
+};
+
 struct snapshot {
 	/* how the daemon runs */
 	const char *version;		/* cpusetd's */
@@ -75,6 +90,8 @@ struct snapshot {
 	uint64_t conv_count;
 	/* a placement changed since the daemon last exported */
 	bool dirty;
+	/* NULL: isolate_host off (set by the daemon: controller_isolation) */
+	const struct snapshot_isolation *isolation;
 };
 
 /* Frees the arrays of s (not what they borrow). Accepts a zeroed s. */

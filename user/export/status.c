@@ -186,6 +186,30 @@ static json_object *convergence_obj(const struct snapshot *s)
 	return o;
 }
 
+/* Host isolation (isolate_host), as its last pass left it; null when off. */
+static json_object *isolation_obj(const struct snapshot_isolation *is)
+{
+	json_object *o = json_object_new_object(), *reasons = json_object_new_array();
+
+	add(o, "active", json_object_new_boolean(is->active));
+	add(o, "exclusive", cpumask_json(&is->exclusive));
+	add(o, "host", cpumask_json(&is->host));
+	add(o, "host_cgroups_narrowed", json_object_new_uint64(is->cgroups_narrowed));
+	add(o, "host_cgroups_left", json_object_new_uint64(is->cgroups_left));
+	add(o, "tasks_narrowed", json_object_new_uint64(is->tasks_narrowed));
+	add(o, "tasks_left", json_object_new_uint64(is->tasks_left));
+	add(o, "kthreads_pinned", json_object_new_uint64(is->kthreads_pinned));
+	add(o, "irqs_moved", json_object_new_uint64(is->irqs_moved));
+	add(o, "irqs_refused", json_object_new_uint64(is->irqs_refused));
+	add(o, "irq_default_narrowed", json_object_new_boolean(is->irq_default_narrowed));
+	add(o, "workqueue_narrowed", json_object_new_boolean(is->workqueue_narrowed));
+	add(o, "pass_ns", json_object_new_uint64(is->pass_ns));
+	for (unsigned i = 0; i < is->n_reasons; i++)
+		json_object_array_add(reasons, json_object_new_string(is->reasons[i]));
+	add(o, "reasons", reasons);
+	return o;
+}
+
 static json_object *build(const struct snapshot *s, const struct status_beat *b, double now)
 {
 	json_object *o = json_object_new_object();
@@ -208,6 +232,7 @@ static json_object *build(const struct snapshot *s, const struct status_beat *b,
 	add(o, "counters", counters_obj(s->n));
 	add(o, "foreign_writers", writers_obj(s));
 	add(o, "convergence", convergence_obj(s));
+	add(o, "isolation", s->isolation ? isolation_obj(s->isolation) : NULL);
 	return o;
 }
 
