@@ -84,6 +84,21 @@ static __always_inline unsigned int task_state(struct task_struct *p)
 }
 
 /*
+ * task_state() for tp_btf programs, where p is a typed kernel pointer: a
+ * plain (CO-RE relocated) load instead of a bpf_probe_read_kernel() call.
+ * Not valid in raw_tp programs.
+ */
+static __always_inline unsigned int task_state_btf(struct task_struct *p)
+{
+	struct task_struct___state_new *new = (void *)p;
+	struct task_struct___state_old *old = (void *)p;
+
+	if (bpf_core_field_exists(new->__state))
+		return new->__state;
+	return (unsigned int)old->state;
+}
+
+/*
  * commit bcf9033e5449 ("sched: move CPU field back into thread_info if
  * THREAD_INFO_IN_TASK=y"), merged for v5.16, moved the CPU a task is on
  * from task_struct::cpu to task_struct::thread_info.cpu.

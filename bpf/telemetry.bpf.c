@@ -22,10 +22,18 @@
  * Every figure belongs to the task it measures (the wakee, the incoming
  * or outgoing task), never to `current`: a wakeup runs on the waker's CPU.
  *
- * sched_switch runs on every context switch, so it is kept cheap: no
- * cgroup walk for the outgoing task (who it is was cached when it was
- * switched in, in run_state), one placement lookup for the incoming one,
- * per-CPU counters without atomics (each CPU writes only its own slot).
+ * sched_switch runs on every context switch, so it is kept cheap
+ * (BENCHMARKS.md, "BPF telemetry overhead"):
+ *   - no cgroup walk for the outgoing task: who it is was noted when it
+ *     was switched in (struct run_state);
+ *   - the incoming task's cgroup comes from a small per-CPU cache keyed by
+ *     its css_set pointer (struct cg_cache): on a hit, neither the
+ *     css_set -> css -> cgroup -> kernfs walk, whose lines are often cold,
+ *     nor the placement hash lookup runs. See cg_cache for why a cached
+ *     entry is never wrong for long;
+ *   - the time is the run queue's clock (rq->clock), which the scheduler
+ *     has just updated, instead of a clocksource read (see clock_now());
+ *   - per-CPU counters without atomics (each CPU writes only its own slot).
  *
  * Each tracepoint has a tp_btf and a raw_tp twin sharing one
  * __always_inline body; user/bpf/bpf_telemetry.c loads one of each pair. The
@@ -47,11 +55,13 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Set by the loader before load. */
 const volatile bool cpuset_on_v2 = false;	/* cpuset on the v2 hierarchy */
 const volatile bool wait_from_map = false;	/* no run_delay: use `waits` */
+const volatile bool clock_ktime = false;	/* bpf_ktime_get_ns(), not rq->clock */
 
 /* Template for a new cgroup_stats entry (a 280-byte zero struct does not
  * belong on the 512-byte BPF stack). */
 const struct cpusetd_cgroup_stats zero_cgroup_stats = {};
 
+#define PF_IDLE_FLAG	0x00000002	/* include/linux/sched.h PF_IDLE */
 #define PF_KTHREAD_FLAG	0x00200000	/* include/linux/sched.h PF_KTHREAD */
 
 /* p->field: a plain load in tp_btf twins, a probe read in raw_tp ones. */
@@ -69,6 +79,46 @@ static __always_inline __u64 run_delay_of(struct task_struct *p, bool btf)
 static __always_inline __u64 cgroup_of(struct task_struct *p, bool btf)
 {
 	return btf ? task_cgroup_id_btf(p, cpuset_on_v2) : task_cgroup_id(p, cpuset_on_v2);
+}
+
+/*
+ * Now, in ns, for the intervals sched_switch measures on one CPU (run
+ * lengths: from the previous switch on this CPU to this one). prev is the
+ * task being switched out on this CPU.
+ *
+ * rq->clock: this CPU's run-queue clock (sched_clock_cpu(), ns), which
+ * __schedule() updates under the run-queue lock just before it picks the
+ * next task, so it is a load from a line the scheduler has just written,
+ * where bpf_ktime_get_ns() reads the clocksource. The run queue is found
+ * from prev (prev->se.cfs_rq->rq, CONFIG_FAIR_GROUP_SCHED; the cfs_rq
+ * pointer is kept for every task, whatever its class, and is this CPU's
+ * for a task on this CPU); the per-CPU `runqueues` variable would be one
+ * load shorter, but its address is only in kallsyms with
+ * CONFIG_KALLSYMS_ALL, which our kernel of reference lacks.
+ * Accuracy: the value is the time of the last update_rq_clock() on this
+ * CPU, which in __schedule() is now, except after a wakeup preemption or a
+ * yield, where the scheduler skips the update (RQCF_ACT_SKIP) and the
+ * value is the one taken a few µs earlier when the wakee was enqueued; the
+ * scheduler measures its own run times, and run_delay, on this clock. It
+ * is per CPU and not synchronised with the other CPUs' clocks, so it is
+ * used only for intervals that start and end on this CPU.
+ *
+ * bpf_ktime_get_ns() (CLOCK_MONOTONIC, ns) instead: in raw_tp twins (the
+ * chain would be three probe reads), in the wakeup fallback (its wait
+ * timestamps start on the waker's CPU and end on the wakee's), without
+ * CONFIG_FAIR_GROUP_SCHED, and when the loader says so (clock_ktime).
+ */
+static __always_inline __u64 clock_now(struct task_struct *prev, bool btf)
+{
+	struct cfs_rq *q = NULL;
+	struct rq *rq;
+
+	if (!btf || wait_from_map || clock_ktime || !bpf_core_field_exists(q->rq))
+		return bpf_ktime_get_ns();
+	q = prev->se.cfs_rq;
+	rq = q ? q->rq : NULL;
+	/* Never NULL for a task on a CPU; 0 makes on_switch() charge nothing. */
+	return rq ? rq->clock : 0;
 }
 
 struct {
@@ -112,25 +162,75 @@ struct {
 
 /* --- internal state, never pinned (stale timestamps would be charged) --- */
 
-#define W_IDLE		1u	/* the per-CPU idle task (pid 0) */
+#define W_IDLE		1u	/* the per-CPU idle task (PF_IDLE) */
 #define W_KTHREAD	2u
 #define W_MANAGED	4u	/* its cgroup has a placement entry */
 
 /* The task a CPU is running, as seen when it was switched in. */
 struct run_state {
-	__u64 ts;		/* switch-in time; 0 = not seen yet */
+	__u64 ts;		/* switch-in time (clock_now()); 0 = not seen yet */
 	__u64 cgid;
 	__u64 run_delay;	/* its sched_info.run_delay at switch-in */
-	__u32 pid;
+	__u32 pid;		/* only with wait_from_map; else 0 */
 	__u32 flags;		/* W_* */
+};
+
+/*
+ * The cgroup cache: css_set -> (cgroup id, managed here), a few direct-
+ * mapped slots per CPU.
+ *
+ * A css_set names one cgroup per hierarchy and never changes which (a
+ * task that moves gets another css_set), so the id is right for as long
+ * as the css_set lives. What can change under an entry:
+ *   - the placement map (a container becomes managed, is resized or is
+ *     let go): user space writes it from other code paths, with no hook
+ *     to tell us;
+ *   - the css_set itself may be freed and its memory reused for another
+ *     one (slab reuse) while a slot still holds its address.
+ * Both are bounded by CG_CACHE_TTL_NS: an entry is used only within that
+ * long of its fill, then the walk and the placement lookup run again. So
+ * a switch-in is judged at most CG_CACHE_TTL_NS late, and only in ways
+ * that cannot corrupt the exported figures:
+ *   - only "unmanaged" and "managed, allowed on this CPU" are cached; a
+ *     switch-in that is a placement violation never fills a slot, so a
+ *     counted violation is always judged against the map as it is now,
+ *     and a stale entry can delay counting one by at most the TTL;
+ *   - a hit never creates a cgroup_stats entry (only lookups), so a
+ *     container whose placement was deleted and whose stats user space
+ *     dropped (bpf_telemetry_forget_cgroup) is never re-created by a
+ *     stale entry; a container that just became managed starts counting
+ *     at most the TTL late (its stats start at the first fresh look);
+ *   - a reused css_set address (the ABA case) can name the old cgroup for
+ *     at most the TTL after the fill: the charge of a few runs, never a
+ *     lasting one. New containers get new css_sets, which miss.
+ * 4 ms is a tick at HZ=250: against the daemon's 1 s export interval it
+ * is noise, and on a busy CPU (10^4-10^5 switches/s) the walk then runs
+ * on about one switch in a hundred or fewer.
+ */
+#define CG_CACHE_SLOTS	8			/* a power of two */
+#define CG_CACHE_TTL_NS	(4ULL * 1000 * 1000)
+
+struct cg_cache {
+	__u64 cset;		/* css_set address; 0 = empty */
+	__u64 cgid;
+	__u64 filled;		/* clock_now() at the fill */
+	__u32 flags;		/* W_MANAGED or 0 */
+	__u32 pad;
+};
+
+/* Everything one CPU keeps for itself: one lookup per switch. */
+struct cpu_local {
+	struct run_state cur;
+	struct cg_cache cache[CG_CACHE_SLOTS];
+	__u64 cset_bits;	/* see who_comes_in() */
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct run_state);
-} run_state SEC(".maps");
+	__type(value, struct cpu_local);
+} cpu_local SEC(".maps");
 
 /* pid (kernel tid) -> when it became runnable; 0 = not waiting. LRU:
  * a task that exits with an entry left is evicted, never leaks. */
@@ -281,31 +381,92 @@ static __always_inline void charge_run(__u32 cpu, struct cpusetd_cpu_stats *cs,
 		__sync_fetch_and_add(&st->preempted, 1);
 }
 
-/* The incoming task's wait and placement, charged to it and this CPU. */
-static __always_inline void charge_in(__u32 cpu, struct cpusetd_cpu_stats *cs,
+/*
+ * The incoming task's wait and placement, charged to it and this CPU.
+ * pl is its placement when it was just looked up, NULL when the task is
+ * not managed or was found in the cgroup cache (W_MANAGED in its flags
+ * then says which). Only a fresh look creates the cgroup's stats entry
+ * (see cg_cache). Returns true when this switch-in breaks the placement
+ * (counted here as a violation).
+ */
+static __always_inline bool charge_in(__u32 cpu, struct cpusetd_cpu_stats *cs,
 				      const struct run_state *in,
 				      const struct cpusetd_placement *pl, __u64 now)
 {
 	struct cpusetd_cgroup_stats *st = NULL;
+	bool violation;
 	__u64 wait;
 
 	if (pl)
 		st = cg_stats(in->cgid);
+	else if (wait_from_map && (in->flags & W_MANAGED))
+		st = bpf_map_lookup_elem(&cgroup_stats, &in->cgid);
 	if (wait_from_map) {
 		wait = wait_end(in->pid, now);
 		if (wait)
 			record_wait(cs, st, wait);
 	}
-	if (st && pl->kind != CPUSETD_KIND_NONE && !cpu_in(pl, cpu)) {
+	violation = pl && pl->kind != CPUSETD_KIND_NONE && !cpu_in(pl, cpu);
+	if (violation && st) {
 		__sync_fetch_and_add(&st->violations, 1);
 		st->last_violation_cpu = cpu;	/* latest writer wins */
 	}
+	return violation;
+}
+
+/* The cache slot of css_set address cset (multiplicative hash: css_sets
+ * are slab objects, so their low bits say little). Never NULL. */
+static __always_inline struct cg_cache *cache_slot(struct cpu_local *loc, __u64 cset)
+{
+	__u32 i = (__u32)((cset * 0x9E3779B97F4A7C15ULL) >> 56) & (CG_CACHE_SLOTS - 1);
+
+	return &loc->cache[i];
 }
 
 /*
- * sched_switch. The outgoing task is the one run_state cached at its
- * switch-in on this CPU (every switch passes here, so the cache is
- * prev); before the first switch seen on a CPU there is nothing to charge.
+ * Who the incoming task next is: its cgroup id into in->cgid and W_MANAGED
+ * into in->flags, from the cache when its css_set has a fresh entry (then
+ * *ret_fill = NULL, *ret_pl = NULL); else from the walk and the placement
+ * lookup, with *ret_pl its placement (NULL: not managed), *ret_fill the
+ * slot to fill once the switch-in is known not to be a violation, and
+ * *ret_cset the key to fill it with.
+ */
+static __always_inline void who_comes_in(struct cpu_local *loc, struct task_struct *next,
+					 __u64 now, bool btf, struct run_state *in,
+					 struct cpusetd_placement **ret_pl,
+					 struct cg_cache **ret_fill, __u64 *ret_cset)
+{
+	struct css_set *cset = btf ? next->cgroups : BPF_CORE_READ(next, cgroups);
+	struct cg_cache *e;
+
+	*ret_pl = NULL;
+	*ret_fill = NULL;
+	if (!cset)
+		return;
+	/* The verifier allows no arithmetic on a kernel pointer (the slot
+	 * hash multiplies); written to a map value and read back, its bits
+	 * are a plain number. volatile: the compiler must not skip the trip. */
+	*(volatile __u64 *)&loc->cset_bits = (__u64)cset;
+	*ret_cset = *(volatile __u64 *)&loc->cset_bits;
+	e = cache_slot(loc, *ret_cset);
+	if (e->cset == *ret_cset && now - e->filled < CG_CACHE_TTL_NS) {
+		in->cgid = e->cgid;
+		in->flags |= e->flags;
+		return;
+	}
+	in->cgid = btf ? cset_cgroup_id_btf(cset, cpuset_on_v2) : cset_cgroup_id(cset, cpuset_on_v2);
+	if (!in->cgid)
+		return;
+	*ret_pl = bpf_map_lookup_elem(&placement, &in->cgid);
+	if (*ret_pl)
+		in->flags |= W_MANAGED;
+	*ret_fill = e;
+}
+
+/*
+ * sched_switch. The outgoing task is the one cpu_local.cur noted at its
+ * switch-in on this CPU (every switch passes here, so that is prev);
+ * before the first switch seen on a CPU there is nothing to charge.
  * Known limit: a task moved to another cgroup while running is charged to
  * its old cgroup until it is switched out.
  */
@@ -313,29 +474,36 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     struct task_struct *next, bool btf)
 {
 	struct cpusetd_placement *pl = NULL;
+	struct cg_cache *fill = NULL;
 	struct cpusetd_cpu_stats *cs;
+	__u64 now, cset = 0;
+	struct cpu_local *loc;
 	struct run_state *rs, in = {};
 	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
 	bool runnable = false;
-	__u64 now;
+	unsigned int pf;
 
 	cs = bpf_map_lookup_elem(&cpu_stats, &cpu);
-	rs = bpf_map_lookup_elem(&run_state, &zero);
-	if (!cs || !rs)
+	loc = bpf_map_lookup_elem(&cpu_local, &zero);
+	if (!cs || !loc)
 		return 0;
-	now = bpf_ktime_get_ns();
+	rs = &loc->cur;
+	now = clock_now(prev, btf);
+	if (!now)
+		return 0;
 
-	in.pid = TASK_READ(btf, next, pid);
-	if (!in.pid) {
+	/* The idle task is told by PF_IDLE, as is_idle_task() does, not by
+	 * pid 0: flags shares a line the scheduler has just used, pid does
+	 * not, and the pid is needed only for the wait timestamps. */
+	pf = TASK_READ(btf, next, flags);
+	if (pf & PF_IDLE_FLAG) {
 		in.flags = W_IDLE;
 	} else {
-		if (TASK_READ(btf, next, flags) & PF_KTHREAD_FLAG)
+		if (pf & PF_KTHREAD_FLAG)
 			in.flags = W_KTHREAD;
-		in.cgid = cgroup_of(next, btf);
-		if (in.cgid)
-			pl = bpf_map_lookup_elem(&placement, &in.cgid);
-		if (pl)
-			in.flags |= W_MANAGED;
+		if (wait_from_map)
+			in.pid = TASK_READ(btf, next, pid);
+		who_comes_in(loc, next, now, btf, &in, &pl, &fill, &cset);
 	}
 
 	cs->switches++;
@@ -343,7 +511,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		__u64 wait = 0;
 
 		/* Still runnable = preempted (or yielded): waits again. */
-		runnable = preempt || task_state(prev) == 0;
+		runnable = preempt || (btf ? task_state_btf(prev) : task_state(prev)) == 0;
 		if (!wait_from_map) {
 			wait = run_delay_of(prev, btf);
 			wait = wait > rs->run_delay ? wait - rs->run_delay : 0;
@@ -354,14 +522,18 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			if (wait_from_map)
 				wait_start(rs->pid, now);
 		}
-		if (in.pid && in.cgid != rs->cgid)
+		if (!(in.flags & W_IDLE) && in.cgid != rs->cgid)
 			cs->cross_switches++;
 	}
-	if (in.pid)
-		charge_in(cpu, cs, &in, pl, now);
+	if (!(in.flags & W_IDLE) && !charge_in(cpu, cs, &in, pl, now) && fill) {
+		fill->cset = cset;
+		fill->cgid = in.cgid;
+		fill->filled = now;
+		fill->flags = in.flags & W_MANAGED;
+	}
 
 	in.ts = now;
-	if (!wait_from_map && in.pid)
+	if (!wait_from_map && !(in.flags & W_IDLE))
 		in.run_delay = run_delay_of(next, btf);
 	*rs = in;
 	return 0;
@@ -370,7 +542,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 /* sched_wakeup, sched_wakeup_new: the wakee (p), not current, waits. */
 static __always_inline int on_wakeup(struct task_struct *p, bool btf)
 {
-	wait_start(TASK_READ(btf, p, pid), bpf_ktime_get_ns());
+	wait_start(TASK_READ(btf, p, pid), bpf_ktime_get_ns());	/* see clock_now() */
 	return 0;
 }
 

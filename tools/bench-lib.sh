@@ -37,3 +37,16 @@ bench_daemon_off() {
 
 # median: the median of the numbers on stdin, one a line.
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# bench_busy_ticks: CPU time the whole machine spent busy since boot, in
+# clock ticks (/proc/stat "cpu": user nice system irq softirq; guest time
+# is inside user already; idle, iowait and steal are not busy here).
+bench_busy_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
+
+# bench_steal_ticks: time the hypervisor gave to others, in clock ticks.
+bench_steal_ticks() { awk '$1 == "cpu" { print $9; exit }' /proc/stat; }
+
+# bench_children_ticks: CPU time of this shell's finished (waited-for)
+# descendants, in clock ticks (/proc/PID/stat cutime + cstime): what the
+# benchmark itself ran, to tell it from the rest of the machine.
+bench_children_ticks() { awk '{ print $16 + $17 }' "/proc/$$/stat"; }

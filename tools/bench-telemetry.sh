@@ -1,69 +1,235 @@
 #!/bin/bash
-# Overhead of the BPF telemetry on a context-switch-heavy load, in one run:
-#   tools/bench-telemetry.sh [BUILD_DIR] [ROUNDS]
-# Alternates ROUNDS (default 7) hackbench runs without the daemon and with
-# it (telemetry attached), and prints the median times and the throughput
-# ratio. Then one more run with kernel.bpf_stats_enabled=1 (restored after)
-# for each telemetry program's run_time_ns / run_cnt from bpftool.
-# hackbench (rt-tests) is preferred; `perf bench sched messaging` otherwise.
+# Overhead of cpusetd's BPF telemetry on a context-switch-heavy load, in one run:
+#   tools/bench-telemetry.sh [--loaded] [BUILD_DIR] [ROUNDS]
+#
+# 1. ROUNDS (default 9) rounds of hackbench (`perf bench sched messaging`
+#    when hackbench is missing), each round running it three ways, in an
+#    order that rotates from round to round so a load that ramps up or
+#    down during the run hits every arm alike:
+#      none   no daemon
+#      notel  the daemon without its telemetry (CPUSETD_TELEMETRY_OFF=1)
+#      tel    the daemon as shipped, telemetry attached
+#      old    with BENCH_BEFORE=DIR: DIR/cpusetd (an earlier build), its
+#             telemetry attached, for before/after figures from one run
+#    Prints each arm's median time and min-max spread, and the throughput
+#    ratios (median time of one arm / median time of the other):
+#    telemetry = tel vs notel (what the telemetry costs, the rest of the
+#    daemon running in both; the daemon's other programs, such as the
+#    foreign-write hook on every write(2), cost what they cost on either
+#    side), daemon = tel vs none, and with BENCH_BEFORE the earlier
+#    telemetry = old vs notel.
+# 2. BENCH_STATS_RUNS (default 5) more runs with the daemon (alternating
+#    with as many of the BENCH_BEFORE daemon) and kernel.bpf_stats_enabled=1
+#    (restored after): run_time_ns / run_cnt of each program the daemon
+#    loaded, from bpftool; the median over the runs and its spread. bpf_stats adds two clock reads of its own to every run, so the
+#    throughput rounds run without it.
+#
+# A shared machine makes any figure noisy, so the script says how loaded
+# it was: /proc/loadavg before and after (hackbench's own 160 tasks push
+# it up while it runs), and the CPU time the rest of the machine used
+# meanwhile (all busy CPU time in /proc/stat minus this script's own
+# children), as average CPUs busy, and the time stolen by the hypervisor.
+#
+# Options and environment:
+#   --loaded / BENCH_LOADED=1   run `stress-ng --cpu 2` beside it (the loaded figure)
+#   BENCH_QUIET_BELOW=L         first wait (BENCH_QUIET_WAIT s at most, default 600)
+#                               until the 1-min loadavg is below L, e.g. 0.5
+#   BENCH_IDLE_BELOW=C          ... and until the machine used less than C CPUs
+#                               (e.g. 0.1) over 10 s: loadavg decays for
+#                               minutes after a hackbench run, this does not
+#   BENCH_GROUPS, BENCH_LOOPS   hackbench -g/-l (default 4 and 1500)
+#   BENCH_BEFORE=DIR            the "old" arm (see 1.)
 # Needs root. Touches no cgroup: the daemon gets a kubepods root that does
-# not exist, so it places nothing and only the telemetry runs.
+# not exist, so it places nothing and only its BPF programs run.
 set -u
+loaded=${BENCH_LOADED:-0}
+if [ "${1:-}" = --loaded ]; then
+	loaded=1
+	shift
+fi
 out=${1:-build}
-rounds=${2:-7}
+rounds=${2:-9}
+groups=${BENCH_GROUPS:-4}
+loops=${BENCH_LOOPS:-1500}
 cd "$(dirname "$0")/.." || exit 1
 [ "$(id -u)" = 0 ] || { echo "bench-telemetry: needs root" >&2; exit 1; }
 [ -x "$out/cpusetd" ] || { echo "bench-telemetry: $out/cpusetd not built" >&2; exit 1; }
+[ "$rounds" -ge 1 ] 2>/dev/null || { echo "bench-telemetry: ROUNDS must be >= 1" >&2; exit 1; }
+before_dir=${BENCH_BEFORE:-}
+[ -z "$before_dir" ] || [ -x "$before_dir/cpusetd" ] ||
+	{ echo "bench-telemetry: $before_dir/cpusetd not built" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/cpusetd-bench-tel.XXXXXX)
 pin=/sys/fs/bpf/cpusetd-bench-tel-$$	# not the node's pin dir
 stats_old=$(cat /proc/sys/kernel/bpf_stats_enabled)
+stress=
 . tools/bench-lib.sh
 cleanup() {
 	bench_daemon_off
+	if [ -n "$stress" ]; then
+		kill "$stress" 2>/dev/null
+		wait "$stress" 2>/dev/null
+	fi
 	sysctl -q kernel.bpf_stats_enabled="$stats_old"
 	rm -rf "$work" "$pin"
 }
 trap cleanup EXIT
 
 if command -v hackbench >/dev/null; then
-	load="hackbench -g 5 -l 500"
-	load_s() { hackbench -g 5 -l 500 2>&1 | sed -n 's/^Time: *//p'; }
+	load="hackbench -g $groups -l $loops"
+	load_s() { hackbench -g "$groups" -l "$loops" 2>&1 | sed -n 's/^Time: *//p'; }
 else
-	load="perf bench sched messaging -g 5 -l 500"
-	load_s() { perf bench sched messaging -g 5 -l 500 2>&1 | sed -n 's/.*Total time: *\([0-9.]*\).*/\1/p'; }
+	load="perf bench sched messaging -g $groups -l $loops"
+	load_s() {
+		perf bench sched messaging -g "$groups" -l "$loops" 2>&1 |
+			sed -n 's/.*Total time: *\([0-9.]*\).*/\1/p'
+	}
 fi
 
 daemon_on() { bench_daemon_on "telemetry attached" --textfile "$work/cpusetd.prom"; }
 daemon_off() { bench_daemon_off; }
 
+# arm NAME: one hackbench run of that arm, its time appended to $work/NAME.
+arm() {
+	case $1 in
+	none) load_s >>"$work/none" ;;
+	notel)
+		CPUSETD_TELEMETRY_OFF=1 bench_daemon_on "running without telemetry" \
+			--textfile "$work/cpusetd.prom"
+		load_s >>"$work/notel"
+		daemon_off
+		;;
+	tel)
+		daemon_on
+		load_s >>"$work/tel"
+		daemon_off
+		;;
+	old)
+		out=$before_dir daemon_on
+		load_s >>"$work/old"
+		daemon_off
+		;;
+	esac
+}
+
+# costs NAME BUILD_DIR: one run of that build's daemon with bpf_stats on;
+# appends "program runs ns/run" of each of its programs to $work/costs.NAME.
+# Its programs are the ones loaded after this point (ids only grow).
+costs() {
+	local first
+	first=$(bpftool prog show -j | jq '[.[].id] | max // 0')
+	sysctl -q kernel.bpf_stats_enabled=1
+	out=$2 daemon_on
+	load_s >/dev/null
+	bpftool prog show -j | jq -r --argjson b "$first" '
+		.[] | select(.id > $b and .run_cnt > 0)
+		| "\(.name) \(.run_cnt) \(.run_time_ns / .run_cnt | floor)"' >>"$work/costs.$1"
+	daemon_off
+	sysctl -q kernel.bpf_stats_enabled=0
+}
+
+# costs_report NAME: per program, the median ns/run over the runs, its
+# min-max, and the runs of the median run.
+costs_report() {
+	local p
+	for p in $(cut -d' ' -f1 "$work/costs.$1" | sort -u); do
+		awk -v p="$p" '$1 == p { print $3, $2 }' "$work/costs.$1" | sort -n | awk -v p="$p" '
+			{ ns[NR] = $1; runs[NR] = $2 }
+			END { m = int((NR + 1) / 2)
+				printf "  %-16s median %5d ns/run  spread %d-%d over %d runs (%d runs of the program in the median one)\n",
+					p, ns[m], ns[1], ns[NR], NR, runs[m] }'
+	done
+}
+
+# quiet: the gates of BENCH_QUIET_BELOW and BENCH_IDLE_BELOW hold now.
+quiet() {
+	local b0 b1
+	if [ -n "${BENCH_QUIET_BELOW:-}" ]; then
+		awk -v l="$BENCH_QUIET_BELOW" '{ exit !($1 < l) }' /proc/loadavg || return 1
+	fi
+	[ -n "${BENCH_IDLE_BELOW:-}" ] || return 0
+	b0=$(bench_busy_ticks)
+	sleep 10
+	b1=$(bench_busy_ticks)
+	awk -v d="$((b1 - b0))" -v hz="$(getconf CLK_TCK)" -v c="$BENCH_IDLE_BELOW" \
+		'BEGIN { exit !(d / hz / 10 < c) }'
+}
+deadline=$((SECONDS + ${BENCH_QUIET_WAIT:-600}))
+until quiet; do
+	if [ "$SECONDS" -ge "$deadline" ]; then
+		echo "bench-telemetry: no quiet window in ${BENCH_QUIET_WAIT:-600} s; measuring anyway" >&2
+		break
+	fi
+	sleep 5
+done
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+busy0=$(bench_busy_ticks)
+steal0=$(bench_steal_ticks)
+self0=$(bench_children_ticks)
+t0=$(date +%s%N)
+if [ "$loaded" = 1 ]; then
+	stress-ng --cpu 2 --quiet &
+	stress=$!
+fi
+
 sysctl -q kernel.bpf_stats_enabled=0
 load_s >/dev/null	# warm-up
-for i in $(seq "$rounds"); do
-	load_s >>"$work/off"
-	daemon_on
-	load_s >>"$work/on"
-	daemon_off
+arms=(none notel tel)
+[ -n "$before_dir" ] && arms+=(old)
+n=${#arms[@]}
+for i in $(seq 0 $((rounds - 1))); do
+	for j in $(seq 0 $((n - 1))); do
+		arm "${arms[$(((i + j) % n))]}"
+	done
 done
-off=$(median <"$work/off")
-on=$(median <"$work/on")
 
-# Per-program cost: bpf_stats adds its own clock reads, so it is measured
-# apart from the throughput rounds. Our programs are the ones loaded after
-# this point (ids only grow).
-before=$(bpftool prog show -j | jq '[.[].id] | max // 0')
-sysctl -q kernel.bpf_stats_enabled=1
-daemon_on
-load_s >/dev/null
-costs=$(bpftool prog show -j | jq -r --argjson b "$before" '
-	.[] | select(.id > $b and (.name | test("^(switch|wakeup|wakeup_new|migrate)_(btf|raw)$")))
-	| "\(.name): \(.run_cnt) runs, \(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else 0 end) ns/run"')
-daemon_off
+for _ in $(seq "${BENCH_STATS_RUNS:-5}"); do
+	costs new "$out"
+	[ -n "$before_dir" ] && costs old "$before_dir"
+done
 sysctl -q kernel.bpf_stats_enabled="$stats_old"
 
-echo "load: $load, $rounds rounds each, alternating; $(nproc) CPUs, $(uname -r)"
-echo "without telemetry: median $off s   ($(tr '\n' ' ' <"$work/off"))"
-echo "with telemetry:    median $on s   ($(tr '\n' ' ' <"$work/on"))"
-awk -v a="$off" -v b="$on" 'BEGIN { printf "throughput with/without: %.4f (%.2f %% loss)\n", a / b, (1 - a / b) * 100 }'
-echo "per-program cost (kernel.bpf_stats_enabled=1):"
-echo "$costs" | sed 's/^/  /'
+if [ -n "$stress" ]; then
+	kill "$stress" 2>/dev/null
+	wait "$stress" 2>/dev/null
+	stress=
+fi
+t1=$(date +%s%N)
+busy1=$(bench_busy_ticks)
+steal1=$(bench_steal_ticks)
+self1=$(bench_children_ticks)
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+spread() { sort -g "$work/$1" | sed -n '1p;$p' | paste -sd- ; }
+side() { printf '%-30s median %s s  spread %s s  (%s)\n' "$2" "$(median <"$work/$1")" "$(spread "$1")" "$(tr '\n' ' ' <"$work/$1")"; }
+ratio() {
+	awk -v name="$1" -v a="$(median <"$work/$2")" -v b="$(median <"$work/$3")" \
+		'BEGIN { printf "throughput %s: %.4f (%.2f %% loss)\n", name, a / b, (1 - a / b) * 100 }'
+}
+echo "load: $load, $rounds rounds of each arm, order rotating; $(nproc) CPUs, $(uname -r)"
+echo "beside it: $([ "$loaded" = 1 ] && echo "stress-ng --cpu 2 (LOADED figure)" || echo "nothing of ours (quiet figure)")"
+side none "no daemon:"
+side notel "daemon without telemetry:"
+side tel "daemon with telemetry:"
+ratio "telemetry (with/without, daemon in both)" notel tel
+ratio "daemon (with/none)" none tel
+if [ -n "$before_dir" ]; then
+	side old "daemon, telemetry of BENCH_BEFORE:"
+	ratio "earlier telemetry (with/without)" notel old
+fi
+echo "per-program cost, ${BENCH_STATS_RUNS:-5} more runs with kernel.bpf_stats_enabled=1 (run_time_ns / run_cnt):"
+costs_report new
+if [ -n "$before_dir" ]; then
+	echo "per-program cost of $before_dir/cpusetd, the same way (runs alternating with the above):"
+	costs_report old
+fi
+echo "loadavg before: $load_before   after: $load_after"
+awk -v b="$((busy1 - busy0))" -v s="$((self1 - self0))" -v st="$((steal1 - steal0))" \
+	-v hz="$(getconf CLK_TCK)" -v ns="$((t1 - t0))" 'BEGIN {
+	sec = ns / 1e9
+	printf "rest of the machine meanwhile: %.2f CPUs busy on average, %.2f CPUs stolen by the hypervisor\n",
+		(b - s) / hz / sec, st / hz / sec
+}'
+[ "$loaded" = 1 ] && echo "(stress-ng counts as this benchmark's own load above)"
+exit 0

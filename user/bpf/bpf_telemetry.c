@@ -99,6 +99,10 @@ static int prepare(struct bpf_telemetry *t, const struct bpf_telemetry_opts *opt
 	int err;
 
 	t->skel->rodata->cpuset_on_v2 = opts->cpuset_on_v2;
+	/* The clock is rq->clock where the programs can read it (see
+	 * clock_now() in bpf/telemetry.bpf.c); CPUSETD_TELEMETRY_KTIME=1
+	 * forces bpf_ktime_get_ns(), so a benchmark can weigh the two. */
+	t->skel->rodata->clock_ktime = getenv("CPUSETD_TELEMETRY_KTIME") != NULL;
 	err = choose_twins(t->skel, &t->all_tp_btf);
 	if (!err)
 		err = choose_wait_source(t);
@@ -130,6 +134,9 @@ int bpf_telemetry_open(const struct bpf_telemetry_opts *opts, struct bpf_telemet
 
 	if (!opts || !ret || opts->placement_fd < 0)
 		return -EINVAL;
+	/* For benchmarks: the daemon without telemetry, all else equal. */
+	if (getenv("CPUSETD_TELEMETRY_OFF"))
+		return -ECANCELED;
 
 	bpf_load_route_print();
 

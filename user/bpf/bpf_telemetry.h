@@ -51,6 +51,11 @@ struct bpf_telemetry_opts {
  * from mkdir, or the libbpf error unchanged (-EINVAL: pin_dir not on bpffs
  * or a pinned map of another layout; -EPERM without CAP_BPF/CAP_PERFMON).
  * Logs at debug level only; *ret is untouched on failure.
+ * Environment, for tests and benchmarks: CPUSETD_TELEMETRY_OFF set makes it
+ * return -ECANCELED (the daemon then runs without telemetry);
+ * CPUSETD_TELEMETRY_KTIME set times runs with bpf_ktime_get_ns() instead
+ * of the run-queue clock; CPUSETD_TELEMETRY_WAIT_MAP=1 forces the "wakeup"
+ * wait source (bpf_telemetry_wait_source).
  */
 int bpf_telemetry_open(const struct bpf_telemetry_opts *opts, struct bpf_telemetry **ret);
 
