@@ -155,11 +155,17 @@ boot() {
 	# from -smp.
 	# loglevel=5 and softlockup_all_cpu_backtrace: a lockup's backtraces
 	# (printed at the default level) of every CPU reach the console log.
+	# -overcommit mem-lock=on: qemu mlockall()s its text, libraries and
+	# the guest's RAM. A host that reclaims cold memory on its own (this
+	# one runs a DAMON "pageout" scheme, /sys/kernel/mm/damon) would
+	# otherwise page the emulator's own code out while a vCPU idles, and
+	# the whole guest then stalls on the refaults (soft lockups of 40-100 s
+	# seen in the VM lane under load).
 	rm -f "$vm/lockup"
 	watch_lockup "$log" &
 	local watcher=$!
 	timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg,thread=${VM_TCG_THREAD:-multi} \
-		-machine q35 -cpu max,vendor=GenuineIntel -m 2048 \
+		-machine q35 -cpu max,vendor=GenuineIntel -m 2048 -overcommit mem-lock=on \
 		-smp 16,sockets=2,cores=4,threads=2 "${QEMU_NUMA[@]}" \
 		-kernel "$vm/vmlinuz" -initrd "$vm/initramfs.cpio" \
 		-append "console=ttyS0 panic=-1 loglevel=${VM_LOGLEVEL:-5} ${VM_KERNEL_ARGS:-softlockup_all_cpu_backtrace=1} no_timer_check cgroup_no_v1=all cpusetd.ci=$ci cpusetd.tests=${tests// /,} cpusetd.test_timeout=${VM_TEST_TIMEOUT:-420}" \
