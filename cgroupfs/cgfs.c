@@ -134,12 +134,13 @@ ssize_t cgfs__read_text(int dirfd, const char *path, const char *file, char *buf
 }
 
 /* Writes buf with exactly one write(2): the kernel parses each write as a
- * whole value. Returns 0, -ENOENT (vanished), -errno. */
+ * whole value. O_TRUNC is a no-op on kernfs and makes a test tree of
+ * regular files hold exactly buf. Returns 0, -ENOENT (vanished), -errno. */
 int cgfs__write_text(int dirfd, const char *path, const char *file, const char *buf)
 {
 	size_t len = strlen(buf);
 	ssize_t k;
-	int fd = cgfs__open(dirfd, path, file, O_WRONLY);
+	int fd = cgfs__open(dirfd, path, file, O_WRONLY | O_TRUNC);
 
 	if (fd < 0)
 		return fd;

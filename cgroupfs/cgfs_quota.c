@@ -59,25 +59,6 @@ int cgfs_quota_parse(const char *text, size_t len, int64_t *quota_us, uint64_t *
 	return 0;
 }
 
-/* One write(2) of text to path's file, truncating: on kernfs O_TRUNC is a
- * no-op, and a test tree of regular files then holds exactly text. */
-static int write_file(int dirfd, const char *path, const char *file, const char *text)
-{
-	size_t len = strlen(text);
-	ssize_t k;
-	int fd = cgfs__open(dirfd, path, file, O_WRONLY | O_TRUNC);
-
-	if (fd < 0)
-		return fd;
-	k = write(fd, text, len);
-	if (k < 0)
-		k = cgfs__vanished(-errno);
-	else if ((size_t)k != len)
-		k = -EIO;
-	close(fd);
-	return (int)(k < 0 ? k : 0);
-}
-
 int cgfs_write_cpu_quota(struct cgfs *cg, const char *path, int64_t quota_us, uint64_t period_us)
 {
 	char buf[64];
@@ -95,7 +76,7 @@ int cgfs_write_cpu_quota(struct cgfs *cg, const char *path, int64_t quota_us, ui
 			snprintf(buf, sizeof(buf), "max %" PRIu64, period_us);
 		else
 			snprintf(buf, sizeof(buf), "%" PRId64 " %" PRIu64, quota_us, period_us);
-		return write_file(cg->cpu_fd, path, "cpu.max", buf);
+		return cgfs__write_text(cg->cpu_fd, path, "cpu.max", buf);
 	}
 	/* v1: the period first when it changes, so the quota lands on it;
 	 * lifting a limit leaves the period alone. */
@@ -105,13 +86,13 @@ int cgfs_write_cpu_quota(struct cgfs *cg, const char *path, int64_t quota_us, ui
 			return r;
 		if (cur_p != period_us) {
 			snprintf(buf, sizeof(buf), "%" PRIu64, period_us);
-			r = write_file(cg->cpu_fd, path, "cpu.cfs_period_us", buf);
+			r = cgfs__write_text(cg->cpu_fd, path, "cpu.cfs_period_us", buf);
 			if (r < 0)
 				return r;
 		}
 	}
 	snprintf(buf, sizeof(buf), "%" PRId64, quota_us);
-	return write_file(cg->cpu_fd, path, "cpu.cfs_quota_us", buf);
+	return cgfs__write_text(cg->cpu_fd, path, "cpu.cfs_quota_us", buf);
 }
 
 /* The cgroup directory in the cpu hierarchy, for its attributes. */

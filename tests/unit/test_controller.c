@@ -107,52 +107,32 @@ static int read_mask(const char *dir, const char *cgroup, const char *file, stru
 }
 
 /*
- * The v1 rules a cpuset write meets (cgroup-v1/cpusets.rst, kernel
- * cpuset1_validate_change): the top cpuset follows the online CPUs and
- * cannot be written; a cpuset's cpus/mems must be within its parent's.
- * Returns 0 or the errno the kernel gives.
+ * The v1 rule for a write of want to cgroup cg's file base
+ * (cgroup-v1/cpusets.rst, kernel cpuset1_validate_change): a cpuset's
+ * cpus/mems must be within its parent's. Returns 0 or the kernel's errno.
  */
-static int v1_check(const char *file, const char *value)
+static int v1_rule(char *cg, const char *base, const struct cpumask *want)
 {
-	char cg[FILE_MAX];
-	const char *base = strrchr(file, '/') + 1;
-	struct cpumask want, have;
+	struct cpumask have;
 
-	if (strcmp(base, "cpuset.cpus") && strcmp(base, "cpuset.mems"))
-		return 0;
-	if (cpulist_parse(value, &want) < 0)
-		return EINVAL;
-	snprintf(cg, sizeof(cg), "%s", file);
-	*strrchr(cg, '/') = '\0';	/* the cgroup; "" is the top */
-	if (!cg[0])
-		return EACCES;
 	*strrchr(cg, '/') = '\0';	/* its parent */
 	if (read_mask(kern.root, cg, base, &have) < 0)
 		return EIO;
-	return cpumask_subset(&want, &have) ? 0 : EACCES;
+	return cpumask_subset(want, &have) ? 0 : EACCES;
 }
 
 /*
- * The v2 rules (cgroup-v2.rst "Cpuset", kernel cpuset.c validate_change):
- * the top has no cpuset.cpus to write; any set is accepted elsewhere, but
- * "" not while the cgroup has tasks and a set of its own (ENOSPC).
+ * The v2 rule (cgroup-v2.rst "Cpuset", kernel cpuset.c validate_change):
+ * any set is accepted, but "" not while the cgroup has tasks and a set of
+ * its own (ENOSPC).
  */
-static int v2_check(const char *file, const char *value)
+static int v2_rule(const char *cg, const char *base, const struct cpumask *want)
 {
-	char cg[FILE_MAX], procs[32] = "", path[PATH_MAX * 2];
-	const char *base = strrchr(file, '/') + 1;
-	struct cpumask want, have;
+	char procs[32] = "", path[PATH_MAX * 2];
+	struct cpumask have;
 	FILE *fp;
 
-	if (strcmp(base, "cpuset.cpus") && strcmp(base, "cpuset.mems"))
-		return 0;
-	if (cpulist_parse(value, &want) < 0)
-		return EINVAL;
-	snprintf(cg, sizeof(cg), "%s", file);
-	*strrchr(cg, '/') = '\0';
-	if (!cg[0])
-		return EACCES;
-	if (!cpumask_empty(&want) || read_mask(kern.root, cg, base, &have) < 0 ||
+	if (!cpumask_empty(want) || read_mask(kern.root, cg, base, &have) < 0 ||
 	    cpumask_empty(&have))
 		return 0;
 	snprintf(path, sizeof(path), "%s%s/cgroup.procs", kern.root, cg);
@@ -163,6 +143,29 @@ static int v2_check(const char *file, const char *value)
 		fclose(fp);
 	}
 	return procs[0] && procs[0] != '\n' ? ENOSPC : 0;
+}
+
+/*
+ * What a write of value to file ("/<cgroup>/<file>") meets: a cpuset file
+ * must parse, the top's cannot be written (v1: it follows the online
+ * CPUs; v2: it has none), then v1's or v2's rule. Other files take any
+ * value. Returns 0 or the errno the kernel gives.
+ */
+static int cpuset_check(const char *file, const char *value)
+{
+	char cg[FILE_MAX];
+	const char *base = strrchr(file, '/') + 1;
+	struct cpumask want;
+
+	if (strcmp(base, "cpuset.cpus") && strcmp(base, "cpuset.mems"))
+		return 0;
+	if (cpulist_parse(value, &want) < 0)
+		return EINVAL;
+	snprintf(cg, sizeof(cg), "%s", file);
+	*strrchr(cg, '/') = '\0';	/* the cgroup; "" is the top */
+	if (!cg[0])
+		return EACCES;
+	return kern.v2 ? v2_rule(cg, base, &want) : v1_rule(cg, base, &want);
 }
 
 /* v2: writes dir's cpuset.cpus.effective from its own set and the
@@ -236,7 +239,7 @@ static ssize_t kernfs_write(int fd, const struct stat *st, const char *file,
 	else {
 		memcpy(value, buf, n);
 		value[n] = '\0';
-		err = kern.v2 ? v2_check(file, value) : v1_check(file, value);
+		err = cpuset_check(file, value);
 	}
 	note(file, value, err);
 	if (!err && (pwrite(fd, buf, n, 0) != (ssize_t)n || ftruncate(fd, (off_t)n) < 0))

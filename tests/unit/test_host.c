@@ -45,12 +45,12 @@ static void test_hex(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct cpumask m = mask(cases[i].list), back;
 
-		assert_true(host_format_hex(&m, buf, sizeof(buf)) > 0);
+		assert_true(cpumask_format_hex(&m, buf, sizeof(buf)) > 0);
 		assert_string_equal(buf, cases[i].hex);
 		assert_int_equal(cpumask_parse_hex(buf, &back), 0);	/* what the kernel reads back */
 		assert_true(cpumask_equal(&m, &back));
 	}
-	assert_int_equal(host_format_hex(&(struct cpumask){ { 1, 1 } }, buf, 4), -ENOSPC);
+	assert_int_equal(cpumask_format_hex(&(struct cpumask){ { 1, 1 } }, buf, 4), -ENOSPC);
 }
 
 static void test_skip(void **state)

@@ -205,3 +205,33 @@ int cpumask_parse_hex(const char *s, struct cpumask *ret)
 	*ret = m;
 	return 0;
 }
+
+int cpumask_format_hex(const struct cpumask *m, char *buf, size_t len)
+{
+	int top = -1, c, n = 0;
+
+	cpumask_for_each(c, m)
+		top = c;
+	if (len < 2)
+		return -ENOSPC;
+	if (top < 0) {
+		snprintf(buf, len, "0");
+		return 1;
+	}
+	for (int w = top / 32; w >= 0; w--) {
+		uint32_t word = 0;
+		int k;
+
+		for (int b = 0; b < 32; b++)
+			if (cpumask_test(m, (unsigned)(w * 32 + b)))
+				word |= 1u << b;
+		k = snprintf(buf + n, len - (size_t)n, w == top / 32 ? "%x%s" : "%08x%s", word,
+			     w ? "," : "");
+		if (k < 0 || (size_t)(n + k) >= len) {
+			buf[0] = '\0';
+			return -ENOSPC;
+		}
+		n += k;
+	}
+	return n;
+}

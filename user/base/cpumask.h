@@ -93,4 +93,12 @@ int cpulist_format(const struct cpumask *m, char *buf, size_t len);
  */
 int cpumask_parse_hex(const char *s, struct cpumask *ret);
 
+/*
+ * Formats m as a kernel hex cpumask ("3", "1,00000000": 32-bit words,
+ * most significant first, as /proc/irq/default_smp_affinity and the
+ * workqueue cpumask read and write; cpumask_parse_hex reads it back) into
+ * buf[len]. An empty m is "0". Returns the length, or -ENOSPC (buf "").
+ */
+int cpumask_format_hex(const struct cpumask *m, char *buf, size_t len);
+
 #endif

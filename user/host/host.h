@@ -125,14 +125,6 @@ void host_get_status(const struct host *h, struct host_status *ret);
 
 /* --- helpers, exposed for the unit tests --- */
 
-/*
- * Formats m as a kernel hex cpumask ("3", "1,00000000": 32-bit words,
- * most significant first, as /proc/irq/default_smp_affinity and the
- * workqueue cpumask read and write) into buf[len].
- * Returns the length, or -ENOSPC.
- */
-int host_format_hex(const struct cpumask *m, char *buf, size_t len);
-
 /* Whether path (a cgroup path, "/a/b") is skipped by one of o's patterns,
  * itself or through an ancestor. */
 bool host_skipped(const struct host_opts *o, const char *path);

@@ -18,36 +18,6 @@
 #include <unistd.h>
 #include "host_internal.h"
 
-int host_format_hex(const struct cpumask *m, char *buf, size_t len)
-{
-	int top = -1, c, n = 0;
-
-	cpumask_for_each(c, m)
-		top = c;
-	if (len < 2)
-		return -ENOSPC;
-	if (top < 0) {
-		snprintf(buf, len, "0");
-		return 1;
-	}
-	for (int w = top / 32; w >= 0; w--) {
-		uint32_t word = 0;
-		int k;
-
-		for (int b = 0; b < 32; b++)
-			if (cpumask_test(m, (unsigned)(w * 32 + b)))
-				word |= 1u << b;
-		k = snprintf(buf + n, len - (size_t)n, w == top / 32 ? "%x%s" : "%08x%s", word,
-			     w ? "," : "");
-		if (k < 0 || (size_t)(n + k) >= len) {
-			buf[0] = '\0';
-			return -ENOSPC;
-		}
-		n += k;
-	}
-	return n;
-}
-
 /* A small proc or sysfs file into buf (NUL-terminated); sysfs says 4096
  * for its size whatever it holds, so the size is not asked. 0 or -errno. */
 static int read_small(const char *path, char *buf, size_t len)
@@ -113,7 +83,7 @@ int host_irq_write(struct host *h, enum host_kind kind, const char *key, const s
 	irq_path(h, kind, key, path, sizeof(path));
 	if (kind == HOST_IRQ)
 		cpulist_format(m, text, sizeof(text));
-	else if (host_format_hex(m, text, sizeof(text)) < 0)
+	else if (cpumask_format_hex(m, text, sizeof(text)) < 0)
 		return -ENOSPC;
 	return write_text(path, text);
 }
