@@ -56,6 +56,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile bool cpuset_on_v2 = false;	/* cpuset on the v2 hierarchy */
 const volatile bool wait_from_map = false;	/* no run_delay: use `waits` */
 const volatile bool clock_ktime = false;	/* bpf_ktime_get_ns(), not rq->clock */
+const volatile __u64 cache_ttl_ns = 4ULL * 1000 * 1000;	/* see cg_cache; 4 ms */
 
 /* Template for a new cgroup_stats entry (a 280-byte zero struct does not
  * belong on the 512-byte BPF stack). */
@@ -183,14 +184,17 @@ struct run_state {
  * task that moves gets another css_set), so the id is right for as long
  * as the css_set lives. What can change under an entry:
  *   - the placement map (a container becomes managed, is resized or is
- *     let go): user space writes it from other code paths, with no hook
- *     to tell us;
+ *     let go): user space bumps placement_gen after each change, and an
+ *     entry filled under another generation is a miss. The generation is
+ *     read before the placement lookup, so a fill that raced a change
+ *     carries the older one and misses next time;
  *   - the css_set itself may be freed and its memory reused for another
- *     one (slab reuse) while a slot still holds its address.
- * Both are bounded by CG_CACHE_TTL_NS: an entry is used only within that
- * long of its fill, then the walk and the placement lookup run again. So
- * a switch-in is judged at most CG_CACHE_TTL_NS late, and only in ways
- * that cannot corrupt the exported figures:
+ *     one (slab reuse) while a slot still holds its address. That is
+ *     bounded by cache_ttl_ns (4 ms; CPUSETD_TELEMETRY_CACHE_TTL_MS for
+ *     tests): an entry is used only within that long of its fill.
+ * A placement written behind the daemon's back (bpftool) without a bump
+ * is also seen within the TTL. So a switch-in is judged at most the TTL
+ * late, and only in ways that cannot corrupt the exported figures:
  *   - only "unmanaged" and "managed, allowed on this CPU" are cached; a
  *     switch-in that is a placement violation never fills a slot, so a
  *     counted violation is always judged against the map as it is now,
@@ -208,12 +212,12 @@ struct run_state {
  * on about one switch in a hundred or fewer.
  */
 #define CG_CACHE_SLOTS	8			/* a power of two */
-#define CG_CACHE_TTL_NS	(4ULL * 1000 * 1000)
 
 struct cg_cache {
 	__u64 cset;		/* css_set address; 0 = empty */
 	__u64 cgid;
 	__u64 filled;		/* clock_now() at the fill */
+	__u64 gen;		/* placement_gen when the placement was looked up */
 	__u32 flags;		/* W_MANAGED or 0 */
 	__u32 pad;
 };
@@ -223,6 +227,7 @@ struct cpu_local {
 	struct run_state cur;
 	struct cg_cache cache[CG_CACHE_SLOTS];
 	__u64 cset_bits;	/* see who_comes_in() */
+	__u64 fill_gen;		/* placement_gen read before the lookup to cache */
 };
 
 struct {
@@ -438,18 +443,22 @@ static __always_inline void who_comes_in(struct cpu_local *loc, struct task_stru
 {
 	struct css_set *cset = btf ? next->cgroups : BPF_CORE_READ(next, cgroups);
 	struct cg_cache *e;
+	__u32 zero = 0;
+	__u64 *g, gen;
 
 	*ret_pl = NULL;
 	*ret_fill = NULL;
 	if (!cset)
 		return;
+	g = bpf_map_lookup_elem(&placement_gen, &zero);
+	gen = g ? *(volatile __u64 *)g : 0;
 	/* The verifier allows no arithmetic on a kernel pointer (the slot
 	 * hash multiplies); written to a map value and read back, its bits
 	 * are a plain number. volatile: the compiler must not skip the trip. */
 	*(volatile __u64 *)&loc->cset_bits = (__u64)cset;
 	*ret_cset = *(volatile __u64 *)&loc->cset_bits;
 	e = cache_slot(loc, *ret_cset);
-	if (e->cset == *ret_cset && now - e->filled < CG_CACHE_TTL_NS) {
+	if (e->cset == *ret_cset && e->gen == gen && now - e->filled < cache_ttl_ns) {
 		in->cgid = e->cgid;
 		in->flags |= e->flags;
 		return;
@@ -457,6 +466,7 @@ static __always_inline void who_comes_in(struct cpu_local *loc, struct task_stru
 	in->cgid = btf ? cset_cgroup_id_btf(cset, cpuset_on_v2) : cset_cgroup_id(cset, cpuset_on_v2);
 	if (!in->cgid)
 		return;
+	loc->fill_gen = gen;	/* before the lookup: see cg_cache */
 	*ret_pl = bpf_map_lookup_elem(&placement, &in->cgid);
 	if (*ret_pl)
 		in->flags |= W_MANAGED;
@@ -529,6 +539,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		fill->cset = cset;
 		fill->cgid = in.cgid;
 		fill->filled = now;
+		fill->gen = loc->fill_gen;
 		fill->flags = in.flags & W_MANAGED;
 	}
 

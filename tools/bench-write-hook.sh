@@ -1,15 +1,18 @@
 #!/bin/bash
-# Cost of the foreign-write hook on every write(2) of the node, in one run:
+# Cost of the foreign-write hooks on every write(2) of the node, in one run:
 #   tools/bench-write-hook.sh [BUILD_DIR] [ROUNDS]
 # Where the kernel offers neither fexit nor kprobes, cpusetd catches
-# cpuset writes on the write/pwrite64/writev syscall tracepoints, so every
-# write(2) on the node runs a small BPF program (fd -> file -> is it a
-# cgroupfs cpuset file of a managed container?). This measures that: 1M
-# one-byte write(2)s to /dev/null (dd bs=1) without the daemon and with
-# it, alternating ROUNDS (default 7) times, and prints the medians in ns
-# per write and the difference. The daemon gets a kubepods root that does
-# not exist: it places nothing and touches no cgroup; its write hook (and
-# its telemetry) run as on a node. Needs root.
+# cpuset writes with a fanotify mark on the cpuset filesystem (nothing
+# runs for a write elsewhere) or, with fanotify off (CPUSETD_NO_FANOTIFY),
+# on the write/pwrite64/writev syscall tracepoints, where every write(2)
+# on the node runs a small BPF program (fd -> file -> a managed
+# container's cpuset file?). This measures both: 1M one-byte write(2)s to
+# /dev/null (dd bs=1) without the daemon, with it on fanotify and with it
+# on the syscall hook, rotating ROUNDS (default 7) times, and prints the
+# medians in ns per dd iteration (a read(2) and a write(2)) and each
+# difference. The daemon gets a kubepods root that does not exist: it
+# places nothing and touches no cgroup; its write hook (and its
+# telemetry) run as on a node. Needs root.
 set -u
 out=${1:-build}
 rounds=${2:-7}
@@ -36,22 +39,35 @@ ns_per_write() {
 	echo $(((t1 - t0) / n))
 }
 
-daemon_on() { bench_daemon_on "foreign writes via" --textfile ""; }
-daemon_off() { bench_daemon_off; }
+# daemon_on HOOK: the daemon with that write hook forced (this host's two
+# fallbacks; a kernel with fexit or kprobes would pick those first).
+daemon_on() {
+	export CPUSETD_BPF_NO_FEXIT=1 CPUSETD_BPF_NO_KPROBE=1
+	[ "$1" = syscall ] && export CPUSETD_NO_FANOTIFY=1
+	bench_daemon_on "foreign writes via" --textfile ""
+	unset CPUSETD_BPF_NO_FEXIT CPUSETD_BPF_NO_KPROBE CPUSETD_NO_FANOTIFY
+	grep -q "foreign writes via $1," "$work/daemon.log" || {
+		echo "bench-write-hook: the daemon did not take the $1 hook:" >&2
+		cat "$work/daemon.log" >&2
+		exit 1
+	}
+}
 
 ns_per_write >/dev/null	# warm-up
+# Rotating arms, so a slow spell of this shared machine hits each alike.
 for _ in $(seq "$rounds"); do
 	ns_per_write >>"$work/off"
-	daemon_on
-	ns_per_write >>"$work/on"
-	daemon_off
+	for hook in fanotify syscall; do
+		daemon_on $hook
+		ns_per_write >>"$work/$hook"
+		bench_daemon_off
+	done
 done
-daemon_on
-hook=$(sed -n 's/.*foreign writes via \([a-z]*\),.*/\1/p' "$work/daemon.log")
-daemon_off
 off=$(median <"$work/off")
-on=$(median <"$work/on")
-echo "write hook: $hook; dd bs=1 count=$n, $rounds rounds each"
-echo "without cpusetd: median $off ns per write(2)"
-echo "with cpusetd:    median $on ns per write(2)"
-echo "difference:      $(awk -v a="$off" -v b="$on" 'BEGIN { print b - a }') ns per write(2)"
+echo "dd bs=1 count=$n, $rounds rounds each; ns per read(2)+write(2) pair, median (min-max)"
+for arm in off fanotify syscall; do
+	m=$(median <"$work/$arm")
+	printf '%-28s %6s ns (%s-%s)  %+d ns\n' \
+		"$([ $arm = off ] && echo "without cpusetd" || echo "with cpusetd, $arm hook")" "$m" \
+		"$(sort -g "$work/$arm" | head -1)" "$(sort -g "$work/$arm" | tail -1)" $((m - off))
+done

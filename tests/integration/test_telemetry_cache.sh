@@ -3,7 +3,9 @@
 # struct cg_cache) on this real kernel: the placement map changes under a
 # cgroup whose css_set is cached on every switch-in, and the exported
 # figures follow within the cache's lifetime (4 ms), never stay wrong, and
-# a cgroup that is let go is not re-created by a cached entry. Also: the
+# a cgroup that is let go is not re-created by a cached entry; and, with
+# that lifetime stretched, a bump of the placement generation is what
+# makes a change seen at once. Also: the
 # run-queue clock the programs time runs with agrees with the kernel's own
 # run time of the tasks.
 #
@@ -119,6 +121,34 @@ placement_del "$HID"
 stats_del "$HID"
 switches_pass 400
 check "let go: a cached entry does not re-create its stats" test "$(cg_stat "$HID" cpu_ns)" = none
+
+# The generation: the daemon bumps placement_gen after every change it
+# makes to the placement map, and a cached answer from an older
+# generation is not used. With the cache's lifetime stretched to 10
+# minutes, only the generation can make a change seen.
+daemon_stop
+CPUSETD_TELEMETRY_CACHE_TTL_MS=600000 daemon_start "$ROOT" --reserved-cpus 0
+check "restarted with a 10 min cache lifetime" test -e "$TEL/placement_gen"
+gen=1000
+# shellcheck disable=SC2046
+gen_bump() { gen=$((gen + 1)); bpftool map update pinned "$TEL/placement_gen" key hex $(le 4 0) value hex $(le 8 $gen); }
+switches_pass 200	# the hogs' css_set is cached as unmanaged
+placement_set "$HID" 3
+gen_bump
+check "generation bumped: made managed at once" wait_for 5 cg_stat_gt "$HID" cpu_ns 0
+switches_pass 200
+# Not a check: another css_set hashed into the hogs' slot would evict
+# their entry and show the change without a bump.
+placement_set "$HID" 1
+switches_pass 400
+it_log "violations before the bump: $(cg_stat "$HID" violations) (0 unless the slot was evicted)"
+gen_bump
+check "the bump: the violation is counted" wait_for 5 cg_stat_gt "$HID" violations 0
+placement_del "$HID"
+gen_bump
+stats_del "$HID"
+switches_pass 400
+check "let go with a bump: no stats re-created" test "$(cg_stat "$HID" cpu_ns)" = none
 
 stop_hogs
 daemon_stop

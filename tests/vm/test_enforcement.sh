@@ -1,7 +1,8 @@
 #!/bin/bash
 # Enforcement on Debian's kernel, pure cgroup v2 (issue 11): each way of
-# catching a foreign cpuset write this kernel offers (fexit, kprobe, the
-# write syscalls; the host of `make check` may have only the last), a
+# catching a foreign cpuset write this kernel offers (fexit, kprobe, a
+# fanotify mark on cgroup2, the write syscalls; the host of `make check`
+# may have only the last two), a
 # rejection at the container's own first exec with cgroup.kill, and a
 # container whose tasks all exited releasing its CPUs while its cgroup
 # remains.
@@ -22,16 +23,17 @@ g1_placed() { [ -n "$(g1_cpus)" ]; }
 reserved_is() { [ "$(jq -r .reserved "$IT_WORK/state/status.json")" = "$1" ]; }
 
 first=1
-for hook in fexit kprobe syscall; do
+for hook in fexit kprobe fanotify syscall; do
 	case $hook in
 	fexit) env=() ;;
 	kprobe) env=(CPUSETD_BPF_NO_FEXIT=1) ;;
-	syscall) env=(CPUSETD_BPF_NO_FEXIT=1 CPUSETD_BPF_NO_KPROBE=1) ;;
+	fanotify) env=(CPUSETD_BPF_NO_FEXIT=1 CPUSETD_BPF_NO_KPROBE=1) ;;
+	syscall) env=(CPUSETD_BPF_NO_FEXIT=1 CPUSETD_BPF_NO_KPROBE=1 CPUSETD_NO_FANOTIFY=1) ;;
 	esac
 	[ ${#env[@]} -gt 0 ] && export "${env[@]}"
 	: >"$IT_WORK/daemon.log"
 	check "$hook: daemon starts" daemon_start "$ROOT"
-	unset CPUSETD_BPF_NO_FEXIT CPUSETD_BPF_NO_KPROBE
+	unset CPUSETD_BPF_NO_FEXIT CPUSETD_BPF_NO_KPROBE CPUSETD_NO_FANOTIFY
 	check "$hook: the write hook attached is $hook" \
 		test "$(jq -r .daemon.write_hook "$IT_WORK/state/status.json")" = "$hook"
 	if [ -n "$first" ]; then

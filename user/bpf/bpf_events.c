@@ -13,17 +13,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cpusetd.skel.h"
 #include "bpf_events.h"
 #include "bpf_load.h"
+#include "fanotify_hook.h"
 #include "user/base/log.h"
 
-/* How cpuset writes are hooked, best first (bpf/cpusetd.bpf.c). */
-enum write_hook { HOOK_FEXIT, HOOK_KPROBE, HOOK_SYSCALL, HOOK_NONE };
+/* How cpuset writes are hooked, best first (bpf/cpusetd.bpf.c; fanotify:
+ * fanotify_hook.h). */
+enum write_hook { HOOK_FEXIT, HOOK_KPROBE, HOOK_FANOTIFY, HOOK_SYSCALL, HOOK_NONE };
 
-static const char *const hook_names[] = { "fexit", "kprobe", "syscall", "none" };
+static const char *const hook_names[] = { "fexit", "kprobe", "fanotify", "syscall", "none" };
 
 struct bpf_events {
 	struct cpusetd_bpf *skel;
@@ -33,6 +37,9 @@ struct bpf_events {
 	uint64_t lost_base;	/* health.events_lost at open (pinned: survives restarts) */
 	bool all_tp_btf;
 	enum write_hook hook;
+	volatile uint64_t *gen;		/* placement_gen[0], mmapped; NULL: not mapped */
+	struct fanotify_hook *fan;	/* HOOK_FANOTIFY only */
+	int epfd;			/* ring buffer + fan, when fan is set */
 };
 
 /* Turns autoload off for the twin of each pair that is not used.
@@ -83,15 +90,17 @@ static enum write_hook first_hook(void)
 	if (!getenv("CPUSETD_BPF_NO_KPROBE") &&
 	    access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0)
 		return HOOK_KPROBE;
-	log_debug("bpf: no kprobe PMU (or CPUSETD_BPF_NO_KPROBE): write hook from syscalls");
+	if (!getenv("CPUSETD_NO_FANOTIFY"))
+		return HOOK_FANOTIFY;
+	log_debug("bpf: no kprobe PMU, CPUSETD_NO_FANOTIFY: write hook from syscalls");
 	return HOOK_SYSCALL;
 }
 
 /* Pins placement, lifecycle and health under <pin_dir>/v<layout>/ (bpf_load.h). */
 static int set_pin_paths(struct cpusetd_bpf *skel, const char *pin_dir)
 {
-	struct bpf_map *const maps[] = { skel->maps.placement, skel->maps.lifecycle,
-					 skel->maps.health };
+	struct bpf_map *const maps[] = { skel->maps.placement, skel->maps.placement_gen,
+					 skel->maps.lifecycle, skel->maps.health };
 
 	return bpf_load_pin_under(maps, sizeof(maps) / sizeof(maps[0]), pin_dir);
 }
@@ -117,10 +126,30 @@ static int on_record(void *ctx, void *data, size_t size)
 	return b->handler(data, b->ctx);
 }
 
-/* One try at open -> rodata -> load -> attach with the given write hook.
- * Returns 0 and *ret, or the error (everything freed). */
+/* With the fanotify hook, one epoll fd holds the ring buffer's and the
+ * fanotify group's, so the caller still waits on one fd. Returns 0 or
+ * -errno. */
+static int join_fds(struct bpf_events *b)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	b->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (b->epfd < 0)
+		return -errno;
+	ev.data.fd = ring_buffer__epoll_fd(b->rb);
+	if (epoll_ctl(b->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+		return -errno;
+	ev.data.fd = fanotify_hook_fd(b->fan);
+	if (epoll_ctl(b->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+/* One try at open -> rodata -> load -> attach with the given write hook;
+ * fan (HOOK_FANOTIFY) is taken over, freed on failure. Returns 0 and
+ * *ret, or the error (everything freed). */
 static int open_with(const struct bpf_events_opts *opts, enum write_hook hook,
-		     struct bpf_events **ret)
+		     struct fanotify_hook *fan, struct bpf_events **ret)
 {
 	struct cpusetd_bpf_health h;
 	struct bpf_events *b = NULL;
@@ -128,9 +157,12 @@ static int open_with(const struct bpf_events_opts *opts, enum write_hook hook,
 
 	b = calloc(1, sizeof(*b));
 	if (!b) {
+		fanotify_hook_free(fan);
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	b->fan = fan;
+	b->epfd = -1;
 	b->handler = opts->handler;
 	b->ctx = opts->ctx;
 	b->hook = hook;
@@ -185,11 +217,26 @@ static int open_with(const struct bpf_events_opts *opts, enum write_hook hook,
 	}
 	b->lost_base = h.events_lost;
 
+	/* Without the mapping the telemetry cache still expires by age. */
+	b->gen = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED,
+		      bpf_map__fd(b->skel->maps.placement_gen), 0);
+	if (b->gen == MAP_FAILED) {
+		log_debug("bpf: placement_gen mmap failed: %s", strerror(errno));
+		b->gen = NULL;
+	}
+
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.events), on_record, b, NULL);
 	if (!b->rb) {
 		err = errno ? -errno : -ENOMEM;
 		log_debug("bpf: ring buffer setup failed: %s", strerror(-err));
 		goto cleanup;
+	}
+	if (b->fan) {
+		err = join_fds(b);
+		if (err) {
+			log_debug("bpf: epoll for fanotify failed: %s", strerror(-err));
+			goto cleanup;
+		}
 	}
 
 	*ret = b;
@@ -213,7 +260,14 @@ int bpf_events_open(const struct bpf_events_opts *opts, struct bpf_events **ret)
 	 * handler cannot be hooked still gets placements; each weaker hook
 	 * is tried before none. Other errors are the same for every try. */
 	for (hook = first_hook();;) {
-		err = open_with(opts, hook, ret);
+		struct fanotify_hook *fan = NULL;
+
+		/* Before the load: a kernel without fanotify (or a cgroupfs
+		 * that refuses the mark) takes the syscall hook at once. */
+		if (hook == HOOK_FANOTIFY &&
+		    (!opts->cpuset_mnt || fanotify_hook_open(opts->cpuset_mnt, &fan) < 0))
+			hook = HOOK_SYSCALL;
+		err = open_with(opts, hook, fan, ret);
 		if (!err || hook == HOOK_NONE || err == -ENOMEM || err == -EPERM)
 			return err;
 		hook++;
@@ -224,6 +278,11 @@ void bpf_events_free(struct bpf_events *b)
 {
 	if (!b)
 		return;
+	if (b->gen)
+		munmap((void *)b->gen, (size_t)sysconf(_SC_PAGESIZE));
+	if (b->epfd >= 0)
+		close(b->epfd);
+	fanotify_hook_free(b->fan);
 	ring_buffer__free(b->rb);
 	/* Detaches and closes; pinned maps stay for the next run. */
 	cpusetd_bpf__destroy(b->skel);
@@ -232,12 +291,17 @@ void bpf_events_free(struct bpf_events *b)
 
 int bpf_events_fd(const struct bpf_events *b)
 {
-	return ring_buffer__epoll_fd(b->rb);
+	return b->fan ? b->epfd : ring_buffer__epoll_fd(b->rb);
 }
 
 int bpf_events_poll(struct bpf_events *b)
 {
-	return ring_buffer__consume(b->rb);
+	int n = ring_buffer__consume(b->rb), f;
+
+	if (n < 0 || !b->fan)
+		return n;
+	f = fanotify_hook_poll(b->fan, b->handler, b->ctx);
+	return f < 0 ? f : n + f;
 }
 
 uint64_t bpf_events_lost(const struct bpf_events *b)
@@ -247,7 +311,9 @@ uint64_t bpf_events_lost(const struct bpf_events *b)
 	/* One syscall; on the (unexpected) failure report nothing new. */
 	if (read_health(b, &h))
 		return 0;
-	return h.events_lost - b->lost_base;
+	/* A fanotify queue overflow may have dropped a foreign write: the
+	 * same cure, a resync, applies. */
+	return h.events_lost - b->lost_base + (b->fan ? fanotify_hook_overflows(b->fan) : 0);
 }
 
 const char *bpf_events_write_hook(const struct bpf_events *b)
@@ -276,11 +342,23 @@ const char *bpf_events_attach_mode(const struct bpf_events *b)
 	return b->all_tp_btf ? "tp_btf" : "raw_tp";
 }
 
+/* After the map changed: caches of its answers (telemetry) are stale.
+ * Release order: the map write is visible before the new generation. */
+static void bump_gen(struct bpf_events *b)
+{
+	if (b->gen)
+		__atomic_add_fetch(b->gen, 1, __ATOMIC_RELEASE);
+}
+
 int bpf_events_set_placement(struct bpf_events *b, uint64_t cgroup_id,
 			     const struct cpusetd_placement *pl)
 {
-	return bpf_map__update_elem(b->skel->maps.placement, &cgroup_id, sizeof(cgroup_id),
-				    pl, sizeof(*pl), BPF_ANY);
+	int err = bpf_map__update_elem(b->skel->maps.placement, &cgroup_id, sizeof(cgroup_id),
+				       pl, sizeof(*pl), BPF_ANY);
+
+	if (!err)
+		bump_gen(b);
+	return err;
 }
 
 int bpf_events_del_placement(struct bpf_events *b, uint64_t cgroup_id)
@@ -288,12 +366,19 @@ int bpf_events_del_placement(struct bpf_events *b, uint64_t cgroup_id)
 	int err;
 
 	err = bpf_map__delete_elem(b->skel->maps.placement, &cgroup_id, sizeof(cgroup_id), 0);
+	if (!err)
+		bump_gen(b);
 	return err == -ENOENT ? 0 : err;
 }
 
 int bpf_events_placement_fd(const struct bpf_events *b)
 {
 	return bpf_map__fd(b->skel->maps.placement);
+}
+
+int bpf_events_placement_gen_fd(const struct bpf_events *b)
+{
+	return bpf_map__fd(b->skel->maps.placement_gen);
 }
 
 void bpf_events_set_root(struct bpf_events *b, uint64_t root_cgroup_id, uint32_t root_level)

@@ -6,10 +6,13 @@
  * by loading a trivial BTF-typed program, never by kernel version) the
  * raw_tp twin of that program is loaded instead. The cpuset write hook
  * (foreign writes) is fexit on cpuset_write_resmask where the kernel
- * attaches one (probed), else a kprobe/kretprobe pair on it, else the
- * write syscalls' tracepoints, else none: the daemon then runs on the
- * exec check alone (bpf_events_write_hook). CPUSETD_BPF_NO_FEXIT and
- * CPUSETD_BPF_NO_KPROBE in the environment skip the first two (tests).
+ * attaches one (probed), else a kprobe/kretprobe pair on it, else a
+ * fanotify mark on the cpuset filesystem (fanotify_hook.h; not BPF, and
+ * free for every write elsewhere), else the write syscalls' tracepoints
+ * (a BPF program on every write(2) of the node), else none: the daemon
+ * then runs on the exec check alone (bpf_events_write_hook).
+ * CPUSETD_BPF_NO_FEXIT, CPUSETD_BPF_NO_KPROBE and CPUSETD_NO_FANOTIFY in
+ * the environment skip the first three (tests).
  *
  * Single-threaded: one caller drives a struct bpf_events. libbpf's print
  * callback is process-wide; bpf_events_open() routes it into log.h at
@@ -34,9 +37,10 @@ struct bpf_events_opts {
 	bool cpuset_on_v2;		/* exec: read the v2 cgroup, not v1 cpuset's */
 	uint64_t root_cgroup_id;	/* kubepods root's cgroup id */
 	uint32_t root_level;		/* kubepods root's depth (hierarchy root = 0) */
+	const char *cpuset_mnt;		/* cpuset hierarchy's mount (fanotify hook); NULL: none */
 	/*
-	 * placement and health are pinned as <pin_dir>/v<CPUSETD_LAYOUT_VERSION>/
-	 * {placement,health} and reused if already there (a restarted daemon
+	 * placement, placement_gen, lifecycle and health are pinned as
+	 * <pin_dir>/v<CPUSETD_LAYOUT_VERSION>/<name> and reused if already there (a restarted daemon
 	 * finds its placements; stale ones are for it to overwrite or delete).
 	 * pin_dir must be on bpffs and exist or be creatable by one mkdir.
 	 * The ring buffer is never pinned. NULL: nothing pinned.
@@ -65,20 +69,22 @@ int bpf_events_open(const struct bpf_events_opts *opts, struct bpf_events **ret)
 /* Detaches and frees everything; pinned maps stay. Accepts NULL. */
 void bpf_events_free(struct bpf_events *b);
 
-/* Ring buffer fd to put in an epoll set (readable when events wait). */
+/* The fd to put in an epoll set (readable when events wait): the ring
+ * buffer's, or an epoll fd holding it and the fanotify group's. */
 int bpf_events_fd(const struct bpf_events *b);
 
 /*
- * Consumes every waiting event, calling the handler; does not block.
- * Returns the number of events handled (0 if none), or the handler's
- * negative value, or a negative libbpf error.
+ * Consumes every waiting event (ring buffer, then fanotify), calling the
+ * handler; does not block. Returns the number of events handled (0 if
+ * none), or the handler's negative value, or a negative libbpf error or
+ * -errno of the fanotify read.
  */
 int bpf_events_poll(struct bpf_events *b);
 
 /*
- * Events the BPF side could not queue since open (ring buffer full); the
- * count of a previous run in a reused pinned map is subtracted. One map
- * lookup syscall. A value that grew since the last call means user space
+ * Events the BPF side could not queue since open (ring buffer full), plus
+ * fanotify queue overflows; the count of a previous run in a reused
+ * pinned map is subtracted. One map lookup syscall. A value that grew since the last call means user space
  * must resync. Returns 0 if the lookup fails (it should not).
  */
 uint64_t bpf_events_lost(const struct bpf_events *b);
@@ -91,8 +97,9 @@ uint64_t bpf_events_lost(const struct bpf_events *b);
 const char *bpf_events_attach_mode(const struct bpf_events *b);
 
 /*
- * How foreign cpuset writes are caught: "fexit", "kprobe", "syscall", or "none"
- * (neither attached; logged by the caller). Static string; cannot fail.
+ * How foreign cpuset writes are caught: "fexit", "kprobe", "fanotify",
+ * "syscall", or "none" (none attached; logged by the caller). Static
+ * string; cannot fail.
  */
 const char *bpf_events_write_hook(const struct bpf_events *b);
 
@@ -120,8 +127,9 @@ int bpf_events_add_lifecycle(struct bpf_events *b, uint64_t cgroup_id,
  * own exec sends one CPUSETD_EV_EXEC and the BPF side clears the flag.
  * With pl->reject = 1 every own exec is SIGKILLed and reported. An entry
  * also makes writes by other processes to the cgroup's cpuset files
- * reported (CPUSETD_EV_CPUSET_WRITE). Overwrites any existing entry. Returns 0 or the -errno of the map update (-E2BIG when
- * the map's 65536 entries are full).
+ * reported (CPUSETD_EV_CPUSET_WRITE). Overwrites any existing entry, then
+ * bumps placement_gen. Returns 0 or the -errno of the map update (-E2BIG
+ * when the map's 65536 entries are full).
  */
 int bpf_events_set_placement(struct bpf_events *b, uint64_t cgroup_id,
 			     const struct cpusetd_placement *pl);
@@ -137,8 +145,16 @@ void bpf_events_set_root(struct bpf_events *b, uint64_t root_cgroup_id, uint32_t
  * read the entries written here. Cannot fail.
  */
 int bpf_events_placement_fd(const struct bpf_events *b);
+/*
+ * The placement_gen map's fd (one __u64, bumped after every change to the
+ * placement map by bpf_events_set/del_placement), owned by b: the
+ * telemetry object reuses it to know its cached placement answers are
+ * stale (bpf_telemetry_opts.placement_gen_fd). Cannot fail.
+ */
+int bpf_events_placement_gen_fd(const struct bpf_events *b);
 
-/* Removes the entry of cgroup_id. Returns 0 (also when absent) or -errno. */
+/* Removes the entry of cgroup_id, then bumps placement_gen. Returns 0
+ * (also when absent) or -errno. */
 int bpf_events_del_placement(struct bpf_events *b, uint64_t cgroup_id);
 
 #endif

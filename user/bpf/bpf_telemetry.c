@@ -103,6 +103,11 @@ static int prepare(struct bpf_telemetry *t, const struct bpf_telemetry_opts *opt
 	 * clock_now() in bpf/telemetry.bpf.c); CPUSETD_TELEMETRY_KTIME=1
 	 * forces bpf_ktime_get_ns(), so a benchmark can weigh the two. */
 	t->skel->rodata->clock_ktime = getenv("CPUSETD_TELEMETRY_KTIME") != NULL;
+	/* Tests stretch the cgroup cache's lifetime, so that only the
+	 * generation can tell it a placement changed. */
+	if (getenv("CPUSETD_TELEMETRY_CACHE_TTL_MS"))
+		t->skel->rodata->cache_ttl_ns =
+			strtoull(getenv("CPUSETD_TELEMETRY_CACHE_TTL_MS"), NULL, 10) * 1000000ULL;
 	err = choose_twins(t->skel, &t->all_tp_btf);
 	if (!err)
 		err = choose_wait_source(t);
@@ -112,6 +117,8 @@ static int prepare(struct bpf_telemetry *t, const struct bpf_telemetry_opts *opt
 	}
 	/* One placement map for both objects: user space writes it once. */
 	err = bpf_map__reuse_fd(t->skel->maps.placement, opts->placement_fd);
+	if (!err && opts->placement_gen_fd >= 0)
+		err = bpf_map__reuse_fd(t->skel->maps.placement_gen, opts->placement_gen_fd);
 	if (err) {
 		log_debug("telemetry: cannot share the placement map: %s", strerror(-err));
 		return err;

@@ -32,6 +32,12 @@ struct bpf_telemetry_opts {
 	 */
 	int placement_fd;
 	/*
+	 * Its generation map (bpf_events_placement_gen_fd): the per-CPU
+	 * cgroup cache drops an answer once the placement map changed. < 0:
+	 * not shared; cached answers then age out (4 ms) instead.
+	 */
+	int placement_gen_fd;
+	/*
 	 * cpu_stats, cgroup_stats, cpu_owner, foreign and cpu_node are pinned
 	 * as <pin_dir>/v<CPUSETD_LAYOUT_VERSION>/<map> and reused if already
 	 * there, so counters survive a daemon restart. The internal maps

@@ -62,6 +62,22 @@ static void give_up(struct controller *c, struct container *ct, const char *comm
 }
 
 /*
+ * Reads the container's cpuset.cpus (cpus) or .mems as it is now into
+ * what we believe it holds. Returns true when that changed it (or either
+ * read failed), false when the file holds what we believed.
+ */
+static bool reread(struct controller *c, struct container *ct, bool cpus)
+{
+	struct cpumask *m = cpus ? &ct->cpus_applied : &ct->mems_applied;
+	bool *known = cpus ? &ct->cpus_known : &ct->mems_known;
+	struct cpumask before = *m;
+	bool was_known = *known;
+
+	*known = cgfs_read_cpuset(c->cg, ct->path, cpus ? CGFS_CPUS : CGFS_MEMS, m) == 0;
+	return !was_known || !*known || !cpumask_equal(&before, m);
+}
+
+/*
  * Another process wrote a managed container's cpuset.cpus or .mems
  * (BPF: after the write went through). The file as it is now replaces
  * what we believed, and the decision is written again where they differ,
@@ -72,10 +88,16 @@ int controller_on_cpuset_write(struct controller *c, const struct cpusetd_event 
 	struct container *ct = controller_find_id(c, ev->cgroup_id);
 	bool cpus = ev->arg == CPUSETD_FILE_CPUS;
 	const char *file = cpus ? "cpuset.cpus" : "cpuset.mems";
-	char comm[sizeof(ev->comm) + 1], wrote[80], now[CPULIST_MAX];
+	char comm[sizeof(ev->comm) + 1], wrote[CPULIST_MAX], now[CPULIST_MAX];
 	uint64_t writes, t = clock_ns(CLOCK_MONOTONIC);
+	bool bytes = ev->path[0] != '\0';	/* BPF hooks carry what was written */
 
 	if (!ct || !container_live(ct) || ct->killed)
+		return 0;
+	/* fanotify cannot tell a write from the truncation of an
+	 * open(O_TRUNC) before it (both are FAN_MODIFY), and does not carry
+	 * the bytes: for it, a foreign write is one that changed the file. */
+	if (!bytes && !reread(c, ct, cpus))
 		return 0;
 	writer_comm(ev, comm, sizeof(comm));
 	c->n.foreign_writes++;
@@ -83,10 +105,14 @@ int controller_on_cpuset_write(struct controller *c, const struct cpusetd_event 
 	c->dirty = true;
 	if (ct->conflict || c->cfg->dry_run)
 		return 0;
-	if (cpus)
-		ct->cpus_known = cgfs_read_cpuset(c->cg, ct->path, CGFS_CPUS, &ct->cpus_applied) == 0;
+	/* Without the bytes, the file as read above stands for them. */
+	if (bytes) {
+		reread(c, ct, cpus);
+		snprintf(wrote, sizeof(wrote), "%.64s", ev->path);
+	} else if (cpus ? ct->cpus_known : ct->mems_known)
+		cpulist_format(cpus ? &ct->cpus_applied : &ct->mems_applied, wrote, sizeof(wrote));
 	else
-		ct->mems_known = cgfs_read_cpuset(c->cg, ct->path, CGFS_MEMS, &ct->mems_applied) == 0;
+		snprintf(wrote, sizeof(wrote), "(unreadable)");
 	writes = c->n.cgroup_writes;
 	if (controller_apply_one(c, ct) == -ENOMEM)
 		return -ENOMEM;
@@ -95,7 +121,6 @@ int controller_on_cpuset_write(struct controller *c, const struct cpusetd_event 
 	c->n.foreign_restores++;
 	ct->restores = t - ct->last_restore_ns < RESTORES_WINDOW_NS ? ct->restores + 1 : 1;
 	ct->last_restore_ns = t;
-	snprintf(wrote, sizeof(wrote), "%.64s", ev->path);
 	wrote[strcspn(wrote, "\n")] = '\0';	/* echo's newline */
 	log_sanitize(wrote);
 	cpulist_format(cpus ? &ct->cpus_applied : &ct->mems_applied, now, sizeof(now));

@@ -282,6 +282,7 @@ static int open_bpf(struct daemon *d, const char *root)
 	struct bpf_events_opts o = {
 		.hierarchy_id = (uint32_t)m->cpuset_hierarchy_id,
 		.cpuset_on_v2 = m->cpuset_on_v2,
+		.cpuset_mnt = m->cpuset_mnt,
 		.pin_dir = d->cfg.pin_dir[0] ? d->cfg.pin_dir : NULL,
 		.handler = on_event,
 		.ctx = d,
@@ -326,6 +327,7 @@ static void open_telemetry(struct daemon *d)
 	struct bpf_telemetry_opts o = {
 		.cpuset_on_v2 = cgfs_mounts(d->cg)->cpuset_on_v2,
 		.placement_fd = bpf_events_placement_fd(d->bpf),
+		.placement_gen_fd = bpf_events_placement_gen_fd(d->bpf),
 		.pin_dir = d->cfg.pin_dir[0] ? d->cfg.pin_dir : NULL,
 	};
 	int r;
