@@ -192,6 +192,8 @@ static void tree_free(struct tree *t)
 	nftw(t->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+static struct tree t_v2;	/* test_pod_scope_saved_limit's, freed on skip too */
+
 static void test_write_v1(void **state)
 {
 	struct tree t;
@@ -270,6 +272,48 @@ static void test_mark(void **state)
 	tree_free(&t);
 }
 
+/* Topology Manager pod scope sizes a Guaranteed pod by its pod cgroup's
+ * limit. Once we lifted that limit ("max"), the saved one counts. */
+static void test_pod_scope_saved_limit(void **state)
+{
+	struct cpusetd_config cfg = { 0 };
+	struct controller c = { .cfg = &cfg };
+	struct container ct = { 0 };
+	struct policy_request req;
+	int r;
+
+	(void)state;
+	tree_make(&t_v2, true);
+	c.cg = t_v2.cg;
+	cfg.policy.alloc.pod_scope = true;
+	snprintf(ct.path, sizeof(ct.path), "/pod/ct");
+	ct.info.qos = POD_QOS_GUARANTEED;
+	controller_request_of(&c, &ct, &req);
+	assert_int_equal(req.pod_cpus, 2);	/* cpu.max 200000 100000 */
+	put(&t_v2, "/pod", "cpu.max", "max 100000\n");
+	r = cgfs_quota_saved_write(t_v2.cg, "/pod", 300000, 100000);
+	if (r == -EPERM || r == -EOPNOTSUPP) {
+		tree_free(&t_v2);
+		skip();		/* not root, or no xattrs on /tmp */
+	}
+	assert_int_equal(r, 0);
+	controller_request_of(&c, &ct, &req);
+	assert_int_equal(req.pod_cpus, 3);	/* the saved limit, not "max" */
+	assert_int_equal(cgfs_quota_saved_clear(t_v2.cg, "/pod"), 0);
+	controller_request_of(&c, &ct, &req);
+	assert_int_equal(req.pod_cpus, 0);	/* no limit at all: not sized */
+	/* container scope, or a pod that is not Guaranteed: never */
+	assert_int_equal(cgfs_quota_saved_write(t_v2.cg, "/pod", 300000, 100000), 0);
+	cfg.policy.alloc.pod_scope = false;
+	controller_request_of(&c, &ct, &req);
+	assert_int_equal(req.pod_cpus, 0);
+	cfg.policy.alloc.pod_scope = true;
+	ct.info.qos = POD_QOS_BURSTABLE;
+	controller_request_of(&c, &ct, &req);
+	assert_int_equal(req.pod_cpus, 0);
+	tree_free(&t_v2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_write_v1),
 		cmocka_unit_test(test_write_v2),
 		cmocka_unit_test(test_mark),
+		cmocka_unit_test(test_pod_scope_saved_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
