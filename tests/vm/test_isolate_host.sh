@@ -94,6 +94,15 @@ check "after the restart: isolated, on the same set" wait_for 60 isolated "$HS"
 daemon_stop
 check "SIGTERM: everything back" given_back
 
+# kill -9, then started with the option off: given back at start.
+check "isolation on once more" daemon_start "$ROOT" "${ISO_OPTS[@]}"
+check "isolated again" wait_for 60 isolated "$HS"
+daemon_kill9
+check "restart with isolate_host off" daemon_start "$ROOT" --reserved-cpus 0-1
+check "off after a crash: everything back at start" wait_for 60 given_back
+check "off after a crash: the state file is gone" test ! -e "$STATE"
+daemon_stop
+
 container_stop g1 app
 container_stop g1 POD
 vm_done
