@@ -150,7 +150,9 @@ uid() { printf '%s-%s' "$1" "$$" | md5sum | sed -E 's/^(.{8})(.{4})(.{4})(.{4})(
 daemon_start() {
 	IT_ROOT=$1; shift
 	rm -f "$IT_WORK/state/status.json"
-	"$IT_OUT/cpusetd" --config "$IT_WORK/empty.conf" --kubepods-root "$IT_ROOT" \
+	# IT_WRAP: a command line the daemon runs under (test_unit_sandbox).
+	# shellcheck disable=SC2086
+	${IT_WRAP:-} "$IT_OUT/cpusetd" --config "$IT_WORK/empty.conf" --kubepods-root "$IT_ROOT" \
 		--bundle-path "$IT_WORK/bundles/{id}/config.json" \
 		--state-dir "$IT_WORK/state" --pin-dir "$IT_PIN" \
 		--kubelet-pods-dir "$IT_WORK/pods" --log-level debug \
