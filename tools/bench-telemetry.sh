@@ -22,7 +22,11 @@
 #    with as many of the BENCH_BEFORE daemon) and kernel.bpf_stats_enabled=1
 #    (restored after): run_time_ns / run_cnt of each program the daemon
 #    loaded, from bpftool; the median over the runs and its spread. bpf_stats adds two clock reads of its own to every run, so the
-#    throughput rounds run without it.
+#    throughput rounds run without it. Also the sum of every program's
+#    run time over the load's CPU time (wall time x CPUs): the share of
+#    the machine the programs' own work took, a figure the round-to-round
+#    noise of the throughput ratios cannot blur (it leaves out what the
+#    programs cost others through the caches).
 #
 # A shared machine makes any figure noisy, so the script says how loaded
 # it was: /proc/loadavg before and after (hackbench's own 160 tasks push
@@ -116,14 +120,19 @@ arm() {
 # appends "program runs ns/run" of each of its programs to $work/costs.NAME.
 # Its programs are the ones loaded after this point (ids only grow).
 costs() {
-	local first
+	local first secs
 	first=$(bpftool prog show -j | jq '[.[].id] | max // 0')
 	sysctl -q kernel.bpf_stats_enabled=1
 	out=$2 daemon_on
-	load_s >/dev/null
+	secs=$(load_s)
 	bpftool prog show -j | jq -r --argjson b "$first" '
 		.[] | select(.id > $b and .run_cnt > 0)
 		| "\(.name) \(.run_cnt) \(.run_time_ns / .run_cnt | floor)"' >>"$work/costs.$1"
+	# The programs' whole run time against the CPU time the load had
+	# (its wall time on every CPU): the share their own work took.
+	bpftool prog show -j | jq -r --argjson b "$first" --arg s "$secs" --argjson n "$(nproc)" '
+		[.[] | select(.id > $b and .run_cnt > 0) | .run_time_ns] | add // 0
+		| . / (($s | tonumber) * 1e9 * $n) * 100' >>"$work/share.$1"
 	daemon_off
 	sysctl -q kernel.bpf_stats_enabled=0
 }
@@ -220,6 +229,9 @@ if [ -n "$before_dir" ]; then
 fi
 echo "per-program cost, ${BENCH_STATS_RUNS:-5} more runs with kernel.bpf_stats_enabled=1 (run_time_ns / run_cnt):"
 costs_report new
+printf "programs' run time / the load's CPU time (wall x %d CPUs): median %.2f %% (%s-%s), bpf_stats' own clock reads included\n" \
+	"$(nproc)" "$(median <"$work/share.new")" "$(sort -g "$work/share.new" | head -1 | xargs printf %.2f)" \
+	"$(sort -g "$work/share.new" | tail -1 | xargs printf %.2f)"
 if [ -n "$before_dir" ]; then
 	echo "per-program cost of $before_dir/cpusetd, the same way (runs alternating with the above):"
 	costs_report old
