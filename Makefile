@@ -67,7 +67,7 @@ CTL_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(CTL_SRCS))
 TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
 .PHONY: all check check-stress unit integration vm-check demo bench bench-telemetry install clean \
-	help deps fuzz fuzz-build
+	help deps fuzz fuzz-build FORCE
 all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(TESTS)
 
 $(OUT)/vmlinux.h:
@@ -90,6 +90,21 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 # Generated headers: -MMD cannot know them before the first build.
 $(OUT)/obj/user/bpf/bpf_events.o: $(OUT)/cpusetd.skel.h
 $(OUT)/obj/user/bpf/bpf_telemetry.o: $(OUT)/telemetry.skel.h
+
+# The git revision in --version and cpusetd_build_info: git describe in a
+# git tree; a tarball or .deb source has no .git, so then the first line
+# of a REVISION file, else "unknown" (never a failure). REVISION=... on
+# the command line wins. revision.h is rewritten only when the revision
+# changes, so only config_version.c compiles again.
+REVISION ?= $(shell { test -e .git && git describe --always --dirty 2>/dev/null; } || \
+	      head -n1 REVISION 2>/dev/null || echo unknown)
+$(OUT)/revision.h: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#define CPUSETD_REVISION "%s"\n' \
+		"$$(printf '%s' '$(subst ','',$(REVISION))' | tr -cd 'A-Za-z0-9._+~-' | cut -c1-64)" >$@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(OUT)/obj/user/config/config_version.o: $(OUT)/revision.h
+FORCE:
 
 # -MMD -MP: each object lists the headers it included (build/obj/**/*.d).
 $(OUT)/obj/%.o: %.c
@@ -143,6 +158,7 @@ FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -D_GNU_SO
 FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(PURE_SRCS))
 FUZZ_BINS  := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_NAMES))
 
+$(FUZZ_OUT)/obj/user/config/config_version.o: $(OUT)/revision.h
 $(FUZZ_OUT)/obj/%.o: %.c
 	$(call msg,FUZZCC,$@)
 	$(Q)mkdir -p $(@D)

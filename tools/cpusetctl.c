@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "user/config/config.h"
 
 struct ctl_cmd {
 	const char *name;
@@ -52,6 +53,7 @@ static void usage(FILE *f)
 		"  -s, --state-dir DIR   cpusetd's state directory (default %s)\n"
 		"  -p, --pin-dir DIR     cpusetd's BPF pin directory (default %s)\n"
 		"  -h, --help            this text; '<command> --help' for a command's own\n"
+		"  -V, --version         the version and git revision of this build\n"
 		"\nExamples:\n"
 		"  %s status                     summary of the running daemon\n"
 		"  %s status --json | jq .errors admission errors as JSON\n"
@@ -84,6 +86,7 @@ int main(int argc, char **argv)
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "pin-dir", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
 	struct ctl_opts o = { .state_dir = CTL_DEFAULT_STATE_DIR, .pin_dir = CTL_DEFAULT_PIN_DIR };
@@ -91,11 +94,13 @@ int main(int argc, char **argv)
 	int c;
 
 	/* '+': stop at the command name, its options are its own. */
-	while ((c = getopt_long(argc, argv, "+:s:p:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:s:p:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o.state_dir = optarg; break;
 		case 'p': o.pin_dir = optarg; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("cpusetctl %s (revision %s)\n", CPUSETD_VERSION, cpusetd_revision);
+			  return 0;
 		default: bad_option(c, argv, ""); return EXIT_USAGE;
 		}
 	}

@@ -6,13 +6,16 @@ set -eu
 
 # libclang-rt-dev: the sanitizer and libFuzzer runtimes of `make fuzz`,
 # only recommended by clang, so --no-install-recommends would skip them.
+# debhelper, lintian: `make deb` and tests/integration/test_deb.sh;
+# man-db, groff-base: `make man` and its warning check (man --warnings).
 PKGS="make gcc clang llvm libclang-rt-dev pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libsystemd-dev libcmocka-dev libjson-c-dev libinih-dev runc busybox-static
-systemd util-linux procps jq python3 bzip2 tar
+systemd util-linux procps jq python3 python3-yaml bzip2 tar
 prometheus prometheus-node-exporter curl
-stress-ng rt-tests
+stress-ng rt-tests strace
 qemu-system-x86 cpio kmod
-containerd python3-grpcio python3-grpc-tools"
+containerd python3-grpcio python3-grpc-tools
+debhelper lintian man-db groff-base"
 
 # Packages that ship a service we only run by hand in tests (promtool and
 # node_exporter for the textfile export test, containerd for the CRI lane on

@@ -111,7 +111,7 @@ check "the error is kept per pod, with its attempts" bash -c \
 check "cpusetctl status shows the attempts" bash -c \
 	"$IT_OUT/cpusetctl status --state-dir $IT_WORK/state | grep -q 'demo/rej/app: insufficient_cpus, rejected, 100 attempts'"
 check ".prom: attempts per pod" wait_for 30 grep -q \
-	'^cpusetd_pod_admission_error_attempts{namespace="demo",pod="rej",container="app",reason="insufficient_cpus",action="rejected"} 100$' \
+	'^cpusetd_pod_admission_error_attempts{k8s_namespace_name="demo",k8s_pod_name="rej",k8s_container_name="app",reason="insufficient_cpus",action="rejected"} 100$' \
 	"$IT_WORK/prom/cpusetd.prom"
 check "a rejected container is never logged as placed" bash -c \
 	"! grep -E 'demo/rej/app \\([0-9a-f]+\\): (shared|integer)' $IT_WORK/daemon.log"

@@ -131,7 +131,7 @@ check "... status.json's message is one escaped line" bash -c "jq -e '.errors[] 
 	'$STATE/status.json' >/dev/null"
 check "... the .prom file has no forged line" \
 	wait_for 3 bash -c "! grep -q '^cpusetd: info' '$PROM_DIR/cpusetd.prom' &&
-		grep -q 'cpusetd_pod_admission_error_attempts{.*pod=\"t4\"' '$PROM_DIR/cpusetd.prom'"
+		grep -q 'cpusetd_pod_admission_error_attempts{.*k8s_pod_name=\"t4\"' '$PROM_DIR/cpusetd.prom'"
 
 # --- hostile bundles: 50 MB, 100k deep. runc runs a good bundle from
 # elsewhere; the daemon's --bundle-path finds the hostile one. ---
@@ -159,7 +159,7 @@ check "a FIFO as config.json: invalid_bundle, not a regular file" \
 all_stopped() { stopped b1 app && stopped b2 app && stopped b3 app; }
 check "... the hostile bundles' containers are rejected (killed)" wait_for 5 all_stopped
 check "the daemon logged each admission error once, with the container ID" \
-	test "$(grep -cE '^cpusetd: error: \?/\?/[0-9a-f]{12} \([0-9a-f]{12}\): admission error invalid_bundle' "$LOG")" = 3
+	test "$(grep -cE '^[0-9T:.+-]+ cpusetd: error: \?/\?/[0-9a-f]{12} \([0-9a-f]{12}\): admission error invalid_bundle' "$LOG")" = 3
 
 # --- a dead daemon does not look alive ---
 pid=$IT_DAEMON

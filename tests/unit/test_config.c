@@ -123,7 +123,8 @@ static void assert_defaults(const struct cpusetd_config *c)
 	assert_int_equal(c->policy.integer_qos, POLICY_QOS_LSE);
 	assert_true(cpumask_empty(&c->policy.reserved_cpus));
 	assert_false(c->policy.prefer_isolated);
-	assert_string_equal(c->textfile, "/var/lib/node_exporter/textfile_collector/cpusetd.prom");
+	/* Debian's prometheus-node-exporter textfile directory */
+	assert_string_equal(c->textfile, "/var/lib/prometheus/node-exporter/cpusetd.prom");
 	assert_int_equal(c->export_interval_s, 15);
 	assert_int_equal(c->sched_policy, SCHED_FIFO);
 	assert_int_equal(c->sched_priority, CONFIG_DEFAULT_SCHED_PRIORITY);
@@ -515,7 +516,14 @@ static void test_help_version(void **state)
 	assert_int_equal(load(&c, h), 1);
 	assert_non_null(strstr(out, "--min-shared-cpus"));
 	assert_int_equal(load(&c, version), 1);
-	assert_string_equal(out, "cpusetd 0.1.0\n");
+	/* the version and the build's git revision (Makefile, revision.h) */
+	{
+		char want[128];
+
+		assert_true(cpusetd_revision[0] != '\0');
+		snprintf(want, sizeof(want), "cpusetd 0.1.0 (revision %s)\n", cpusetd_revision);
+		assert_string_equal(out, want);
+	}
 	assert_int_equal(load(&c, broken), 1);
 	assert_non_null(strstr(out, "Usage: cpusetd"));
 }

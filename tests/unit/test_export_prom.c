@@ -2,8 +2,12 @@
  * export_prom: the Prometheus text renderer. Label escaping of hostile
  * names, exposition rules (HELP/TYPE once per family, families contiguous,
  * "_total" exactly on counters, one "cpusetd_" prefix), cumulative
- * histograms with le in seconds, and the telemetry joins (per CPU, per
- * container by cgroup id). Pure: no files.
+ * histograms with le in seconds (and the run-queue slots summed into
+ * configured bounds), the telemetry joins (per CPU, per container by
+ * cgroup id), and cardinality: which containers get series
+ * (export_containers; sandboxes never), no cpulist on a series that
+ * carries a figure or on a pooled container, and label names that do not
+ * clash with kube-prometheus' target labels. Pure: no files.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -24,8 +28,10 @@ static const uint64_t conv_bucket[4] = { 1, 0, 2, 3 };
 static const char *const reasons[] = { "invalid_annotation", "insufficient_cpus" };
 static const uint64_t reason_counts[] = { 0, 4 };
 
-/* Two CPUs: 0 shared, 1 owned by an integer container. */
-static struct export_container cts[2];
+/* Two CPUs: 0 shared, 1 owned by an integer container; [1] a shared
+ * container with an admission error, [2] a plain shared container, [3]
+ * a sandbox. */
+static struct export_container cts[4];
 static struct export_view view;
 
 static int setup(void **state)
@@ -38,15 +44,26 @@ static int setup(void **state)
 		.exclusive = true, .cgroup_id = 42,
 	};
 	cts[1] = (struct export_container){
-		.namespace_ = "web", .pod = "nginx", .container = "POD",
+		.namespace_ = "web", .pod = "nginx", .container = "front",
 		.container_id = "9f2c", .kind = "shared", .qos = "Burstable", .qos_class = "",
 		.cpus = tl_mask("0"), .cgroup_id = 7,
 		.error = "insufficient_cpus", .error_action = "shared",
 	};
+	cts[2] = (struct export_container){
+		.namespace_ = "web", .pod = "nginx", .container = "nginx",
+		.container_id = "77aa", .kind = "shared", .qos = "Burstable", .qos_class = "LS",
+		.cpus = tl_mask("0"), .cgroup_id = 8,
+	};
+	cts[3] = (struct export_container){
+		.namespace_ = "prod", .pod = "db-0", .container = "POD",
+		.container_id = "5b5b", .kind = "shared", .qos = "Guaranteed", .qos_class = "",
+		.cpus = tl_mask("0"), .cgroup_id = 9, .sandbox = true,
+	};
 	view = (struct export_view){
-		.version = "0.1.0", .cgroup_mode = "v1", .bpf_attach = "tp_btf",
+		.version = "0.1.0", .revision = "v0.1.0-3-gabc1234", .cgroup_mode = "v1",
+		.bpf_attach = "tp_btf",
 		.online = tl_mask("0-1"), .shared_pool = tl_mask("0"), .be_pool = tl_mask("0"),
-		.reserved = tl_mask("1"), .containers = cts, .n_containers = 2,
+		.reserved = tl_mask("1"), .containers = cts, .n_containers = ARRAY_SIZE(cts),
 		.error_reasons = reasons, .error_counts = reason_counts,
 		.n_error_reasons = ARRAY_SIZE(reasons),
 		.n = { .events = 41, .cgroup_writes = 9, .cgroup_write_errors = 1,
@@ -141,8 +158,8 @@ static void test_hostile_names_in_output(void **state)
 	cts[1].pod = "evil\"} 1\ncpusetd_events_total 999\n";
 	cts[1].container = "c\\\xff";
 	text = render();
-	assert_has(text, "cpusetd_container_cpus{namespace=\"web\",pod=\"evil\\\"} 1\\ncpusetd_events_total 999\\n\","
-			 "container=\"c\\\\\xef\xbf\xbd\",container_id=\"9f2c\"} 1");
+	assert_has(text, "cpusetd_container_cpus{k8s_namespace_name=\"web\",k8s_pod_name=\"evil\\\"} 1\\ncpusetd_events_total 999\\n\","
+			 "k8s_container_name=\"c\\\\\xef\xbf\xbd\",container_id=\"9f2c\"} 1");
 	assert_lacks(text, "\ncpusetd_events_total 999\n");
 	free(text);
 }
@@ -235,23 +252,35 @@ static void test_placement_pools_errors(void **state)
 
 	(void)state;
 	text = render();
-	assert_has(text, "cpusetd_build_info{version=\"0.1.0\",cgroup_mode=\"v1\",bpf_attach=\"tp_btf\"} 1");
-	assert_has(text, "cpusetd_container_cpuset_info{namespace=\"prod\",pod=\"db-0\",container=\"pg\","
-			 "container_id=\"e1d2\",kind=\"integer\",qos=\"Guaranteed\",qos_class=\"LSE\","
-			 "cpus=\"1\",mems=\"0\"} 1");
-	assert_has(text, "cpusetd_container_cpus{namespace=\"prod\",pod=\"db-0\",container=\"pg\","
-			 "container_id=\"e1d2\"} 1");
+	assert_has(text, "cpusetd_build_info{version=\"0.1.0\",revision=\"v0.1.0-3-gabc1234\","
+		   "cgroup_mode=\"v1\",bpf_attach=\"tp_btf\"} 1");
+	assert_has(text, "cpusetd_container_info{k8s_namespace_name=\"prod\",k8s_pod_name=\"db-0\","
+			 "k8s_container_name=\"pg\",container_id=\"e1d2\",kind=\"integer\","
+			 "qos=\"Guaranteed\",qos_class=\"LSE\"} 1");
+	assert_has(text, "cpusetd_container_cpus{k8s_namespace_name=\"prod\",k8s_pod_name=\"db-0\","
+			 "k8s_container_name=\"pg\",container_id=\"e1d2\"} 1");
+	assert_has(text, "cpusetd_container_cpuset_info{k8s_namespace_name=\"prod\",k8s_pod_name=\"db-0\","
+			 "k8s_container_name=\"pg\",container_id=\"e1d2\",cpus=\"1\",mems=\"0\"} 1");
 	assert_has(text, "cpusetd_pool_info{pool=\"shared\",cpus=\"0\"} 1");
 	assert_has(text, "cpusetd_pool_info{pool=\"be\",cpus=\"0\"} 1");
-	assert_has(text, "cpusetd_cpu_owner_info{cpu=\"1\",owner=\"integer\",namespace=\"prod\","
-			 "pod=\"db-0\",container=\"pg\",container_id=\"e1d2\"} 1");
-	assert_has(text, "cpusetd_cpu_owner_info{cpu=\"0\",owner=\"shared\",namespace=\"\",pod=\"\","
-			 "container=\"\",container_id=\"\"} 1");
+	assert_has(text, "cpusetd_cpu_owner_info{cpu=\"1\",owner=\"integer\",k8s_namespace_name=\"prod\","
+			 "k8s_pod_name=\"db-0\",k8s_container_name=\"pg\",container_id=\"e1d2\"} 1");
+	assert_has(text, "cpusetd_cpu_owner_info{cpu=\"0\",owner=\"shared\",k8s_namespace_name=\"\","
+			 "k8s_pod_name=\"\",k8s_container_name=\"\",container_id=\"\"} 1");
 	assert_has(text, "cpusetd_admission_errors_total{reason=\"insufficient_cpus\"} 4");
 	assert_has(text, "cpusetd_admission_errors_total{reason=\"invalid_annotation\"} 0");
-	assert_has(text, "cpusetd_container_admission_error_info{namespace=\"web\",pod=\"nginx\","
-			 "container=\"POD\",container_id=\"9f2c\",reason=\"insufficient_cpus\","
-			 "action=\"shared\"} 1");
+	assert_has(text, "cpusetd_container_admission_error_info{k8s_namespace_name=\"web\","
+			 "k8s_pod_name=\"nginx\",k8s_container_name=\"front\",container_id=\"9f2c\","
+			 "reason=\"insufficient_cpus\",action=\"shared\"} 1");
+	/* exclusive (the default): a container with an error is there, a
+	 * plain shared one and the sandbox are not; a pooled container's
+	 * CPUs are its pool's, never its own cpuset_info */
+	assert_has(text, "cpusetd_container_info{k8s_namespace_name=\"web\",k8s_pod_name=\"nginx\","
+			 "k8s_container_name=\"front\",container_id=\"9f2c\",kind=\"shared\","
+			 "qos=\"Burstable\",qos_class=\"\"} 1");
+	assert_lacks(text, "cpusetd_container_cpuset_info{k8s_namespace_name=\"web\"");
+	assert_lacks(text, "77aa");
+	assert_lacks(text, "5b5b");
 	assert_has(text, "cpusetd_events_total 41");
 	assert_has(text, "cpusetd_resync_failures_total 2");
 	assert_has(text, "cpusetd_inplace_resizes_total 5");
@@ -263,6 +292,158 @@ static void test_placement_pools_errors(void **state)
 	assert_has(text, "# TYPE cpusetd_last_update_timestamp_seconds gauge\n"
 			 "cpusetd_last_update_timestamp_seconds 1700000100.500");
 	assert_has(text, "# TYPE cpusetd_cgroup_writes_total counter");
+	free(text);
+}
+
+/* --- cardinality --- */
+
+static struct pod_error pod_err = {
+	.namespace_ = "web", .pod = "nginx", .container = "front",
+	.reason = "insufficient_cpus", .action = "shared", .attempts = 3, .last = 1700000050.0,
+};
+static const struct pod_error *const pod_errs[] = { &pod_err };
+
+static void test_export_containers_all(void **state)
+{
+	struct telemetry_cgroup cg[3] = {
+		{ .cgroup_id = 7, .s = { .cpu_ns = 1000 } },
+		{ .cgroup_id = 8, .s = { .cpu_ns = 2000 } },
+		{ .cgroup_id = 9, .s = { .cpu_ns = 3000 } },	/* the sandbox */
+	};
+	struct telemetry_snapshot t = { .n_cgroups = 3, .cgroup = cg };
+	char *text;
+
+	(void)state;
+	view.containers_scope = EXPORT_CONTAINERS_ALL;
+	view.telemetry = &t;
+	text = render();
+	assert_has(text, "cpusetd_container_info{k8s_namespace_name=\"web\",k8s_pod_name=\"nginx\","
+			 "k8s_container_name=\"nginx\",container_id=\"77aa\",kind=\"shared\","
+			 "qos=\"Burstable\",qos_class=\"LS\"} 1");
+	assert_has(text, "cpusetd_container_cpus{k8s_namespace_name=\"web\",k8s_pod_name=\"nginx\","
+			 "k8s_container_name=\"nginx\",container_id=\"77aa\"} 1");
+	assert_has(text, "cpusetd_container_cpu_seconds_total{k8s_namespace_name=\"web\","
+			 "k8s_pod_name=\"nginx\",k8s_container_name=\"nginx\",container_id=\"77aa\"} 0.000002");
+	/* all, but never a sandbox, and never a pooled container's cpulist */
+	assert_lacks(text, "5b5b");
+	assert_lacks(text, "0.000003");
+	assert_lacks(text, "cpusetd_container_cpuset_info{k8s_namespace_name=\"web\"");
+	free(text);
+}
+
+static void test_export_containers_none(void **state)
+{
+	struct telemetry_cgroup cg[1] = { { .cgroup_id = 42, .s = { .cpu_ns = 1000 } } };
+	struct telemetry_snapshot t = { .n_cgroups = 1, .cgroup = cg };
+	char *text;
+
+	(void)state;
+	view.containers_scope = EXPORT_CONTAINERS_NONE;
+	view.telemetry = &t;
+	view.pod_errors = pod_errs;
+	view.n_pod_errors = 1;
+	text = render();
+	assert_lacks(text, "cpusetd_container_info{");
+	assert_lacks(text, "cpusetd_container_cpus{");
+	assert_lacks(text, "cpusetd_container_cpuset_info{");
+	assert_lacks(text, "cpusetd_container_admission_error_info{");
+	assert_lacks(text, "cpusetd_container_cpu_seconds_total{");
+	/* per CPU and per pod error: still there (bounded by CPUs and errors) */
+	assert_has(text, "cpusetd_cpu_owner_info{cpu=\"1\",owner=\"integer\",k8s_namespace_name=\"prod\","
+			 "k8s_pod_name=\"db-0\",k8s_container_name=\"pg\",container_id=\"e1d2\"} 1");
+	assert_has(text, "cpusetd_pod_admission_error_attempts{k8s_namespace_name=\"web\","
+			 "k8s_pod_name=\"nginx\",k8s_container_name=\"front\",reason=\"insufficient_cpus\","
+			 "action=\"shared\"} 3");
+	assert_has(text, "cpusetd_pod_admission_error_last_timestamp_seconds{k8s_namespace_name=\"web\","
+			 "k8s_pod_name=\"nginx\",k8s_container_name=\"front\"} 1700000050.000");
+	check_exposition(text);
+	free(text);
+}
+
+/* Labels kube-prometheus puts on every series it scrapes from
+ * node_exporter's pod: ours under these names would become exported_*. */
+static const char *const target_labels[] = {
+	"namespace", "pod", "container", "service", "endpoint", "job", "instance",
+};
+
+/*
+ * Every sample of a full render (every container, telemetry, pod errors):
+ * no label named like a target label; a cpulist label (cpus, mems) only
+ * on an _info series of value 1, never beside a figure.
+ */
+static void test_labels_no_clash_no_cpulist_on_figures(void **state)
+{
+	struct cpusetd_cpu_stats cpu[2] = { 0 };
+	struct telemetry_cgroup cg[2] = { { .cgroup_id = 8 }, { .cgroup_id = 42 } };
+	struct telemetry_snapshot t = { .n_cpus = 2, .cpu = cpu, .n_cgroups = 2, .cgroup = cg };
+	char *text, *save = NULL;
+	unsigned samples = 0, cpulists = 0;
+
+	(void)state;
+	view.containers_scope = EXPORT_CONTAINERS_ALL;
+	view.telemetry = &t;
+	view.pod_errors = pod_errs;
+	view.n_pod_errors = 1;
+	text = render();
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *open = strchr(line, '{'), *close = open ? strrchr(line, '}') : NULL;
+		size_t name_len = strcspn(line, "{ ");
+
+		if (line[0] == '#' || !open || !close)
+			continue;
+		samples++;
+		for (char *p = open; p && p < close; p = strstr(p + 1, "\",")) {
+			char label[64];
+
+			if (sscanf(p + (*p == '{' ? 1 : 2), "%63[a-z_]=", label) != 1)
+				fail_msg("cannot read a label in '%s'", line);
+			for (size_t i = 0; i < ARRAY_SIZE(target_labels); i++)
+				if (strcmp(label, target_labels[i]) == 0)
+					fail_msg("label %s clashes with a target label: %s", label, line);
+			if (strcmp(label, "cpus") && strcmp(label, "mems"))
+				continue;
+			cpulists++;
+			if (name_len < 5 || strncmp(line + name_len - 5, "_info", 5) ||
+			    strcmp(close, "} 1"))
+				fail_msg("a cpulist on a series with a figure: %s", line);
+		}
+	}
+	assert_true(samples > 50);
+	assert_true(cpulists >= 4);	/* pools and pg: not a test that cannot fail */
+	free(text);
+}
+
+static void test_rq_buckets_configured(void **state)
+{
+	static const uint32_t bounds[] = { 4, 64, 1048576 };
+	struct cpusetd_cpu_stats cpu[2] = { 0 };
+	struct telemetry_snapshot t = { .n_cpus = 2, .cpu = cpu };
+	char *text;
+	const char *p;
+	unsigned lines = 0;
+
+	(void)state;
+	cpu[1].rq_wait_hist[0] = 5;	/* < 2 µs -> le 4 µs */
+	cpu[1].rq_wait_hist[1] = 1;	/* [2, 4) µs -> le 4 µs */
+	cpu[1].rq_wait_hist[3] = 2;	/* [8, 16) µs -> le 64 µs */
+	cpu[1].rq_wait_hist[5] = 3;	/* [32, 64) µs -> le 64 µs */
+	cpu[1].rq_wait_hist[6] = 4;	/* [64, 128) µs -> le 1.048576 s */
+	cpu[1].rq_wait_hist[19] = 6;	/* [2^19, 2^20) µs -> le 1.048576 s */
+	cpu[1].rq_wait_hist[20] = 7;	/* [2^20, 2^21) µs -> +Inf */
+	cpu[1].rq_wait_hist[CPUSETD_HIST_SLOTS - 1] = 1;
+	view.telemetry = &t;
+	view.rq_bounds_us = bounds;
+	view.n_rq_bounds = ARRAY_SIZE(bounds);
+	text = render();
+	assert_has(text, "cpusetd_cpu_runqueue_wait_seconds_bucket{cpu=\"1\",le=\"0.000004\"} 6");
+	assert_has(text, "cpusetd_cpu_runqueue_wait_seconds_bucket{cpu=\"1\",le=\"0.000064\"} 11");
+	assert_has(text, "cpusetd_cpu_runqueue_wait_seconds_bucket{cpu=\"1\",le=\"1.048576\"} 21");
+	assert_has(text, "cpusetd_cpu_runqueue_wait_seconds_bucket{cpu=\"1\",le=\"+Inf\"} 29");
+	assert_has(text, "cpusetd_cpu_runqueue_wait_seconds_count{cpu=\"1\"} 29");
+	for (p = text; (p = strstr(p, "cpusetd_cpu_runqueue_wait_seconds_bucket{cpu=\"0\"")); p++)
+		lines++;
+	assert_int_equal(lines, ARRAY_SIZE(bounds) + 1);
+	check_exposition(text);
 	free(text);
 }
 
@@ -354,7 +535,8 @@ static void test_container_telemetry_by_cgroup_id(void **state)
 					  .rq_wait_ns = 5000, .rq_wait_count = 4 } },
 	};
 	struct telemetry_snapshot t = { .n_cgroups = 2, .cgroup = cg };
-	const char *pg = "{namespace=\"prod\",pod=\"db-0\",container=\"pg\",container_id=\"e1d2\"}";
+	const char *pg = "{k8s_namespace_name=\"prod\",k8s_pod_name=\"db-0\",k8s_container_name=\"pg\","
+			 "container_id=\"e1d2\"}";
 	char line[256], *text;
 
 	(void)state;
@@ -371,7 +553,7 @@ static void test_container_telemetry_by_cgroup_id(void **state)
 	snprintf(line, sizeof(line), "cpusetd_container_runqueue_wait_seconds_total%s 0.000005", pg);
 	assert_has(text, line);
 	assert_lacks(text, " 99\n");
-	assert_lacks(text, "cpusetd_container_placement_violations_total{namespace=\"web\"");
+	assert_lacks(text, "cpusetd_container_placement_violations_total{k8s_namespace_name=\"web\"");
 	assert_lacks(text, "cpusetd_cpu_context_switches_total");
 	free(text);
 }
@@ -385,6 +567,10 @@ int main(void)
 		cmocka_unit_test_setup(test_exposition_rules_with_telemetry, setup),
 		cmocka_unit_test_setup(test_exposition_rules_without_telemetry, setup),
 		cmocka_unit_test_setup(test_placement_pools_errors, setup),
+		cmocka_unit_test_setup(test_export_containers_all, setup),
+		cmocka_unit_test_setup(test_export_containers_none, setup),
+		cmocka_unit_test_setup(test_labels_no_clash_no_cpulist_on_figures, setup),
+		cmocka_unit_test_setup(test_rq_buckets_configured, setup),
 		cmocka_unit_test_setup(test_convergence_histogram_cumulative, setup),
 		cmocka_unit_test_setup(test_cpu_runqueue_histogram, setup),
 		cmocka_unit_test_setup(test_cpu_counters, setup),

@@ -77,7 +77,8 @@ busy_grew() {
 		{ it_log "CPU $1 busy for $d s"; return 1; }
 }
 
-check "daemon starts with telemetry" daemon_start "$ROOT" --export-interval 1
+# all: the shared container s1's series are checked below too
+check "daemon starts with telemetry" daemon_start "$ROOT" --export-interval 1 --export-containers all
 check "telemetry attached" wait_for 10 grep -q "telemetry attached via" "$IT_WORK/daemon.log"
 check "cpu_node: every CPU's NUMA node, as sysfs says" cpu_node_right
 
@@ -139,14 +140,14 @@ check "prom: per-CPU context switches for all 16 CPUs" wait_for 10 bash -c \
 	"[ \$(grep -Ec '^cpusetd_cpu_context_switches_total\\{cpu=\"([0-9]|1[0-5])\"\\} [0-9]+\$' $PROM) = 16 ]"
 for c in $(cpus "$OWN"); do
 	check "prom: CPU $c owned by the integer container" \
-		prom_has "^cpusetd_cpu_owner_info\\{cpu=\"$c\",owner=\"integer\",namespace=\"demo\",pod=\"g1\",container=\"app\","
+		prom_has "^cpusetd_cpu_owner_info\\{cpu=\"$c\",owner=\"integer\",k8s_namespace_name=\"demo\",k8s_pod_name=\"g1\",k8s_container_name=\"app\","
 done
 check "prom: the integer container's mems are its node" \
-	prom_has "^cpusetd_container_cpuset_info\\{namespace=\"demo\",pod=\"g1\",container=\"app\",.*cpus=\"$OWN\",mems=\"$(nodes_of "$OWN")\"\\} 1\$"
+	prom_has "^cpusetd_container_cpuset_info\\{k8s_namespace_name=\"demo\",k8s_pod_name=\"g1\",k8s_container_name=\"app\",.*cpus=\"$OWN\",mems=\"$(nodes_of "$OWN")\"\\} 1\$"
 check "prom: foreign seconds on CPU $victim" wait_for 10 \
 	prom_has "^cpusetd_cpu_foreign_seconds_total\\{cpu=\"$victim\"\\} (0\\.[1-9]|[1-9])"
 check "prom: the shared container's NUMA migrations" wait_for 10 \
-	prom_has '^cpusetd_container_numa_migrations_total\{namespace="demo",pod="s1",container="app",.*\} [1-9]'
+	prom_has '^cpusetd_container_numa_migrations_total\{k8s_namespace_name="demo",k8s_pod_name="s1",k8s_container_name="app",.*\} [1-9]'
 check "prom: the shared pool is the other 14 CPUs" \
 	prom_has "^cpusetd_pool_info\\{pool=\"shared\",cpus=\"$(minus 0-15 "$OWN")\"\\} 1\$"
 daemon_stop

@@ -19,6 +19,7 @@
 #include <getopt.h>
 #include <ini.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,9 @@ enum {
 	OPT_ISOLATE_HOST_SKIP,
 	OPT_ISOLATE_HOST_RESCAN_MS,
 	OPT_EXCLUSIVE_CPU_QUOTA,
+	OPT_CHECK_CONFIG,
+	OPT_EXPORT_CONTAINERS,
+	OPT_RUNQUEUE_WAIT_BUCKETS_US,
 };
 
 static const struct option long_opts[] = {
@@ -102,8 +106,11 @@ static const struct option long_opts[] = {
 	{ "isolate-host-skip",	required_argument, NULL, OPT_ISOLATE_HOST_SKIP },
 	{ "isolate-host-rescan-ms", required_argument, NULL, OPT_ISOLATE_HOST_RESCAN_MS },
 	{ "exclusive-cpu-quota", required_argument, NULL, OPT_EXCLUSIVE_CPU_QUOTA },
+	{ "export-containers",	required_argument, NULL, OPT_EXPORT_CONTAINERS },
+	{ "runqueue-wait-buckets-us", required_argument, NULL, OPT_RUNQUEUE_WAIT_BUCKETS_US },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
+	{ "check-config",	no_argument,	   NULL, OPT_CHECK_CONFIG },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -124,7 +131,22 @@ struct loader {
 	struct ini_src src;
 	int err_line;		/* line of the first INI error, 0 = none */
 	char err[PATH_MAX + 128];
+	char *msg;		/* the one error line for the caller */
+	size_t msg_len;
 };
+
+/* Keeps the first error line (no "cpusetd: ", no newline) for the
+ * caller: config_load prints it, a reload logs it. */
+static void __attribute__((format(printf, 2, 3))) say(struct loader *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!l->msg_len || l->msg[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(l->msg, l->msg_len, fmt, ap);
+	va_end(ap);
+}
 
 static void usage(void)
 {
@@ -153,6 +175,11 @@ static void usage(void)
 	       "  --textfile FILE          Prometheus textfile to write (default\n"
 	       "                           " CONFIG_DEFAULT_TEXTFILE "; \"\" = none)\n"
 	       "  --export-interval S      rewrite it at least every S seconds (default 15)\n"
+	       "  --export-containers all|exclusive|none  containers with per-container\n"
+	       "                           series (default exclusive; sandboxes never)\n"
+	       "  --runqueue-wait-buckets-us LIST|all  run-queue histogram bounds in us,\n"
+	       "                           powers of two 2..67108864 (default\n"
+	       "                           4,16,64,256,1024,4096,16384,65536,262144,1048576)\n"
 	       "  --exclusive-cpu-quota unset|keep  lift the CFS quota of exclusive containers\n"
 	       "                           and their pods (default unset), or keep it\n"
 	       "Host isolation (see the README, Host isolation):\n"
@@ -178,7 +205,10 @@ static void usage(void)
 	       "  --besteffort-pool shared|be   --integer-qos LSE|LSR\n"
 	       "  --reserved-cpus CPULIST  --prefer-isolated-cpus BOOL\n"
 	       "  -h, --help               this text\n"
-	       "  --version                print the version\n"
+	       "  --check-config           parse and check the settings as a start would,\n"
+	       "                           print them and exit: 0 valid, 1 not; touches\n"
+	       "                           nothing (no BPF, no cgroup write, no lock)\n"
+	       "  --version                print the version and git revision\n"
 	       "\n"
 	       "Examples:\n"
 	       "  cpusetd --config /etc/cpusetd/cpusetd.conf\n"
@@ -213,6 +243,12 @@ static void set_defaults(struct cpusetd_config *c)
 	c->run_on_reserved_cpus = true;
 	c->isolate_host = false;
 	c->isolate_host_rescan_ms = 1000;
+	c->export_containers = CONFIG_EXPORT_EXCLUSIVE;
+	/* powers of 4 from 4 µs to ~1 s: 13 series per CPU instead of 29
+	 * (README "Metrics"); "all" gives back every slot */
+	c->n_rq_buckets = 0;
+	for (uint32_t us = 4; us <= 1048576; us *= 4)
+		c->rq_buckets_us[c->n_rq_buckets++] = us;
 }
 
 /* Copies an absolute path into dst. Returns 0 or -EINVAL with err set. */
@@ -335,6 +371,72 @@ static int set_isolate_skip(struct cpusetd_config *c, const char *v, char *err, 
 	return 0;
 }
 
+/* export_containers = all|exclusive|none */
+static int set_export_containers(struct cpusetd_config *c, const char *v, char *err, size_t errlen)
+{
+	static const char *const names[] = {
+		[CONFIG_EXPORT_EXCLUSIVE] = "exclusive",
+		[CONFIG_EXPORT_ALL] = "all",
+		[CONFIG_EXPORT_NONE] = "none",
+	};
+
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(v, names[i]) == 0) {
+			c->export_containers = (enum config_export_containers)i;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "expected all|exclusive|none, got '%s'", v);
+	return -EINVAL;
+}
+
+/*
+ * runqueue_wait_buckets_us: "all" (every edge between the BPF run-queue
+ * slots: 2, 4, ... 2^26 µs) or comma-separated bounds in µs, each such an
+ * edge (a power of two 2..2^26: the slots hold no finer figure), strictly
+ * ascending, at most CONFIG_MAX_RQ_BUCKETS.
+ */
+static int set_rq_buckets(struct cpusetd_config *c, const char *v, char *err, size_t errlen)
+{
+	uint32_t b[CONFIG_MAX_RQ_BUCKETS];
+	unsigned n = 0, x;
+	char tok[16];
+
+	if (strcmp(v, "all") == 0) {
+		for (n = 0; n < CONFIG_MAX_RQ_BUCKETS; n++)
+			c->rq_buckets_us[n] = 2u << n;
+		c->n_rq_buckets = n;
+		return 0;
+	}
+	for (const char *p = v;; p++) {
+		size_t len = strcspn(p, ",");
+
+		if (n == CONFIG_MAX_RQ_BUCKETS) {
+			snprintf(err, errlen, "at most %d bounds", CONFIG_MAX_RQ_BUCKETS);
+			return -EINVAL;
+		}
+		snprintf(tok, sizeof(tok), "%.*s", (int)len, p);
+		if (len >= sizeof(tok) || parse_uint_range(tok, 2, 1u << CONFIG_MAX_RQ_BUCKETS, &x) < 0 ||
+		    (x & (x - 1))) {
+			snprintf(err, errlen, "expected 'all' or microseconds that are powers of two "
+				 "2..%u (the BPF histogram's slot edges), comma-separated, got '%.*s'",
+				 1u << CONFIG_MAX_RQ_BUCKETS, (int)len, p);
+			return -EINVAL;
+		}
+		if (n && x <= b[n - 1]) {
+			snprintf(err, errlen, "bounds must be ascending: %u after %u", x, b[n - 1]);
+			return -EINVAL;
+		}
+		b[n++] = x;
+		p += len;
+		if (!*p)
+			break;
+	}
+	memcpy(c->rq_buckets_us, b, n * sizeof(b[0]));
+	c->n_rq_buckets = n;
+	return 0;
+}
+
 /*
  * Applies one setting (id from long_opts; v NULL for a flag given on the
  * command line). Returns 0 or -EINVAL with the reason in err.
@@ -411,6 +513,10 @@ static int apply(struct loader *l, int id, const char *name, const char *v, char
 			return 0;
 		snprintf(err, errlen, "expected a nice value -20..19, got '%s'", v);
 		return -EINVAL;
+	case OPT_EXPORT_CONTAINERS:
+		return set_export_containers(c, v, err, errlen);
+	case OPT_RUNQUEUE_WAIT_BUCKETS_US:
+		return set_rq_buckets(c, v, err, errlen);
 	case OPT_EXCLUSIVE_CPU_QUOTA:
 		if (strcmp(v, "unset") == 0 || strcmp(v, "keep") == 0) {
 			c->keep_exclusive_cpu_quota = v[0] == 'k';
@@ -470,8 +576,8 @@ static const struct option *ini_key_opt(const char *key)
 		name[i] = key[i] == '_' ? '-' : key[i];
 	for (const struct option *o = long_opts; o->name; o++)
 		if (strcmp(o->name, name) == 0)
-			return o->val == OPT_CONFIG || o->val == OPT_HELP || o->val == OPT_VERSION ?
-			       NULL : o;
+			return o->val == OPT_CONFIG || o->val == OPT_HELP || o->val == OPT_VERSION ||
+			       o->val == OPT_CHECK_CONFIG ? NULL : o;
 	return NULL;
 }
 
@@ -547,7 +653,7 @@ static int load_ini(struct loader *l, bool named)
 	if (r == -ENOENT && !named)
 		return 0;
 	if (r < 0) {
-		fprintf(stderr, "cpusetd: config file '%s': %s\n", path,
+		say(l, "config file '%s': %s", path,
 			r == -EINVAL ? "not a regular text file" : strerror(-r));
 		return r;
 	}
@@ -557,20 +663,20 @@ static int load_ini(struct loader *l, bool named)
 	l->in_ini = false;
 	free(buf);
 	if (line < 0) {
-		fprintf(stderr, "cpusetd: %s: out of memory\n", path);
+		say(l, "%s: out of memory", path);
 		return -ENOMEM;
 	}
 	if (l->src.long_line && (line == 0 || line >= l->src.long_line)) {
-		fprintf(stderr, "cpusetd: %s:%d: line longer than %d characters\n",
+		say(l, "%s:%d: line longer than %d characters",
 			path, l->src.long_line, l->src.max_len);
 		return -EINVAL;
 	}
 	if (line == 0)
 		return 0;
 	if (line == l->err_line)
-		fprintf(stderr, "cpusetd: %s:%d: %s\n", path, line, l->err);
+		say(l, "%s:%d: %s", path, line, l->err);
 	else
-		fprintf(stderr, "cpusetd: %s:%d: syntax error, expected 'key = value' or [cpusetd]\n",
+		say(l, "%s:%d: syntax error, expected 'key = value' or [cpusetd]",
 			path, line);
 	return -EINVAL;
 }
@@ -592,13 +698,13 @@ static int scan_early(int argc, char **argv, struct loader *l, bool *named)
 			return 1;
 		}
 		if (c == OPT_VERSION) {
-			printf("cpusetd " VERSION "\n");
+			printf("cpusetd %s (revision %s)\n", VERSION, cpusetd_revision);
 			return 1;
 		}
 		if (c != OPT_CONFIG)
 			continue;
 		if (strlen(optarg) >= sizeof(l->cfg.config_file) || !optarg[0]) {
-			fprintf(stderr, "cpusetd: --config: expected a file name shorter than %d characters\n",
+			say(l, "--config: expected a file name shorter than %d characters",
 				PATH_MAX);
 			return -EINVAL;
 		}
@@ -633,22 +739,26 @@ static int apply_argv(int argc, char **argv, struct loader *l)
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":h", long_opts, &idx)) != -1) {
 		if (c == '?') {
-			fprintf(stderr, "cpusetd: unknown option '%s' (see --help)\n", bad_option(argv));
+			say(l, "unknown option '%s' (see --help)", bad_option(argv));
 			return -EINVAL;
 		}
 		if (c == ':') {
-			fprintf(stderr, "cpusetd: option '%s' needs a value\n", bad_option(argv));
+			say(l, "option '%s' needs a value", bad_option(argv));
 			return -EINVAL;
 		}
 		if (c == OPT_CONFIG || c == OPT_HELP || c == OPT_VERSION)
 			continue;
+		if (c == OPT_CHECK_CONFIG) {	/* a mode, not a setting */
+			l->cfg.check_config = true;
+			continue;
+		}
 		if (apply(l, c, long_opts[idx].name, optarg, why, sizeof(why)) < 0) {
-			fprintf(stderr, "cpusetd: --%s: %s\n", long_opts[idx].name, why);
+			say(l, "--%s: %s", long_opts[idx].name, why);
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "cpusetd: unexpected argument '%s' (see --help)\n", argv[optind]);
+		say(l, "unexpected argument '%s' (see --help)", argv[optind]);
 		return -EINVAL;
 	}
 	return 0;
@@ -659,40 +769,41 @@ static int apply_argv(int argc, char **argv, struct loader *l)
  * -EINVAL. min_shared_cpus against the CPUs online needs the topology:
  * config_check_cpus().
  */
-static int validate(const struct cpusetd_config *c)
+static int validate(struct loader *l)
 {
+	const struct cpusetd_config *c = &l->cfg;
 	const struct policy_kubelet_options *k = &c->policy.alloc.kubelet;
 
 	for (unsigned i = 0; i < c->n_bundle_paths; i++) {
 		/* Without {id} every container would read one file: one pod's
 		 * annotations (or /etc/passwd) for all of them. */
 		if (!strstr(c->bundle_paths[i], "{id}")) {
-			fprintf(stderr, "cpusetd: bundle_path '%s' has no {id}: every container "
-				"would read the same file\n", c->bundle_paths[i]);
+			say(l, "bundle_path '%s' has no {id}: every container "
+				"would read the same file", c->bundle_paths[i]);
 			return -EINVAL;
 		}
 	}
 	/* kubelet refuses these pairs (pkg/kubelet/cm/cpumanager/policy_options.go). */
 	if (k->full_pcpus_only && k->distribute_across_cores) {
-		fprintf(stderr, "cpusetd: kubelet_cpu_manager_policy_options: full-pcpus-only and "
-			"distribute-cpus-across-cores cannot be used together\n");
+		say(l, "kubelet_cpu_manager_policy_options: full-pcpus-only and "
+			"distribute-cpus-across-cores cannot be used together");
 		return -EINVAL;
 	}
 	if (k->distribute_across_numa && k->distribute_across_cores) {
-		fprintf(stderr, "cpusetd: kubelet_cpu_manager_policy_options: "
+		say(l, "kubelet_cpu_manager_policy_options: "
 			"distribute-cpus-across-numa and distribute-cpus-across-cores cannot be "
-			"used together\n");
+			"used together");
 		return -EINVAL;
 	}
 	if (k->align_by_socket && c->policy.alloc.align == NUMA_POLICY_SINGLE_NUMA_NODE) {
-		fprintf(stderr, "cpusetd: align-by-socket cannot be used with "
-			"numa_topology_alignment_policy single-numa-node\n");
+		say(l, "align-by-socket cannot be used with "
+			"numa_topology_alignment_policy single-numa-node");
 		return -EINVAL;
 	}
 	/* One directory, two owners: a stray status.json could land in bpffs
 	 * or the pins in a plain directory. */
 	if (c->pin_dir[0] && strcmp(c->pin_dir, c->state_dir) == 0) {
-		fprintf(stderr, "cpusetd: pin_dir and state_dir are both '%s'\n", c->pin_dir);
+		say(l, "pin_dir and state_dir are both '%s'", c->pin_dir);
 		return -EINVAL;
 	}
 	return 0;
@@ -703,18 +814,19 @@ static int validate(const struct cpusetd_config *c)
  * chosen policy would ignore is a mistake, said in one line (-EINVAL).
  * Otherwise fifo and rr get the default priority when none was given.
  */
-static int resolve_sched(struct cpusetd_config *c)
+static int resolve_sched(struct loader *l)
 {
+	struct cpusetd_config *c = &l->cfg;
 	bool rt = c->sched_policy != SCHED_OTHER;
 
 	if (!rt && c->sched_priority) {
-		fprintf(stderr, "cpusetd: sched_priority %u needs sched_policy fifo or rr "
-			"(other has no priority; use nice)\n", c->sched_priority);
+		say(l, "sched_priority %u needs sched_policy fifo or rr "
+			"(other has no priority; use nice)", c->sched_priority);
 		return -EINVAL;
 	}
 	if (rt && c->nice) {
-		fprintf(stderr, "cpusetd: nice %d needs sched_policy other (fifo and rr "
-			"ignore it; use sched_priority)\n", c->nice);
+		say(l, "nice %d needs sched_policy other (fifo and rr "
+			"ignore it; use sched_priority)", c->nice);
 		return -EINVAL;
 	}
 	if (rt && !c->sched_priority)
@@ -722,27 +834,59 @@ static int resolve_sched(struct cpusetd_config *c)
 	return 0;
 }
 
+/* min_shared_cpus against the CPUs online, into err[len]. */
+static int check_min_shared(const struct cpusetd_config *c, unsigned online, char *err, size_t len)
+{
+	if (c->policy.min_shared_cpus < online)
+		return 0;
+	snprintf(err, len, "min_shared_cpus %u is not below the %u CPU%s online: "
+		 "no CPU could ever be exclusive", c->policy.min_shared_cpus, online,
+		 online == 1 ? "" : "s");
+	return -EINVAL;
+}
+
 int config_check_cpus(const struct cpusetd_config *c, unsigned online)
 {
-	if (c->policy.min_shared_cpus >= online) {
-		fprintf(stderr, "cpusetd: min_shared_cpus %u is not below the %u CPU%s online: "
-			"no CPU could ever be exclusive\n", c->policy.min_shared_cpus, online,
-			online == 1 ? "" : "s");
+	char err[160];
+	int r = check_min_shared(c, online, err, sizeof(err));
+
+	if (r < 0)
+		fprintf(stderr, "cpusetd: %s\n", err);
+	return r;
+}
+
+int config_check_node(const struct cpusetd_config *c, const struct cpumask *online, char *err,
+		      size_t len)
+{
+	char list[CPULIST_MAX];
+
+	if (check_min_shared(c, cpumask_weight(online), err, len) < 0)
+		return -EINVAL;
+	/* controller_new refuses these too: a start would fail. */
+	if (!cpumask_subset(&c->policy.reserved_cpus, online)) {
+		cpulist_format(&c->policy.reserved_cpus, list, sizeof(list));
+		snprintf(err, len, "reserved_cpus %s: not all of them are online", list);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int config_load(int argc, char **argv, struct cpusetd_config *ret)
+int config_parse(int argc, char **argv, struct cpusetd_config *ret, char *err, size_t len)
 {
 	int saved_opterr = opterr, r;
 	bool named = false;
 	struct loader *l;
 
+	if (len)
+		err[0] = '\0';
 	/* Large (a dozen PATH_MAX buffers): keep it off the stack. */
 	l = calloc(1, sizeof(*l));
-	if (!l)
+	if (!l) {
+		snprintf(err, len, "out of memory");
 		return -ENOMEM;
+	}
+	l->msg = err;
+	l->msg_len = len;
 	set_defaults(&l->cfg);
 	opterr = 0;	/* we print our own one-line errors */
 	r = scan_early(argc, argv, l, &named);
@@ -751,13 +895,23 @@ int config_load(int argc, char **argv, struct cpusetd_config *ret)
 	if (r == 0)
 		r = apply_argv(argc, argv, l);
 	if (r == 0)
-		r = validate(&l->cfg);
+		r = validate(l);
 	if (r == 0)
-		r = resolve_sched(&l->cfg);
+		r = resolve_sched(l);
 	opterr = saved_opterr;
 	optind = 0;
 	if (r == 0)
 		*ret = l->cfg;
 	free(l);
+	return r;
+}
+
+int config_load(int argc, char **argv, struct cpusetd_config *ret)
+{
+	char err[CONFIG_ERR_MAX];
+	int r = config_parse(argc, argv, ret, err, sizeof(err));
+
+	if (r < 0)
+		fprintf(stderr, "cpusetd: %s\n", err[0] ? err : strerror(-r));
 	return r;
 }

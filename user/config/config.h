@@ -9,7 +9,8 @@
  * numa_topology_alignment_policy, topology_manager_scope, kubelet_compat,
  * kubelet_cpu_manager_policy_options, besteffort_pool, integer_qos,
  * reserved_cpus, prefer_isolated_cpus. The Prometheus export (export_textfile.h):
- * textfile ("" = none), export_interval (seconds). The daemon's own
+ * textfile ("" = none), export_interval (seconds), export_containers
+ * (all|exclusive|none), runqueue_wait_buckets_us (µs bounds, or all). The daemon's own
  * scheduling, applied at start (README "Scheduling"): sched_policy,
  * sched_priority, nice, run_on_reserved_cpus. The CFS quota of exclusive
  * containers: exclusive_cpu_quota (unset|keep). Host isolation (README
@@ -25,6 +26,8 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include "user/meta/kubelet_state.h"
 #include "user/policy/policy.h"
 
@@ -32,11 +35,30 @@
 /* isolate_host_skip patterns (user/host/host.h HOST_MAX_SKIP) */
 #define CONFIG_MAX_ISOLATE_SKIP		16
 #define CONFIG_DEFAULT_FILE		"/etc/cpusetd/cpusetd.conf"
-#define CONFIG_DEFAULT_TEXTFILE		"/var/lib/node_exporter/textfile_collector/cpusetd.prom"
+/* Debian's prometheus-node-exporter reads *.prom from this directory
+ * (its --collector.textfile.directory default, README.textfile). */
+#define CONFIG_DEFAULT_TEXTFILE		"/var/lib/prometheus/node-exporter/cpusetd.prom"
 #define CONFIG_MAX_EXPORT_INTERVAL	86400
+/* runqueue_wait_buckets_us: at most one bound per edge between the BPF
+ * run-queue slots (maps/cpusetd.h: 27 log2-µs slots, 26 edges) */
+#define CONFIG_MAX_RQ_BUCKETS		26
+
+/* export_containers: which containers get per-container .prom series
+ * (README "Metrics"; the export's enum export_containers, user/export/snapshot.h) */
+enum config_export_containers {
+	CONFIG_EXPORT_EXCLUSIVE = 0,	/* exclusive ones and those with an admission error */
+	CONFIG_EXPORT_ALL,
+	CONFIG_EXPORT_NONE,
+};
 /* SCHED_FIFO/SCHED_RR priority when sched_priority is not given. */
 #define CONFIG_DEFAULT_SCHED_PRIORITY	10
 #define CPUSETD_VERSION			"0.1.0"
+/* Room for config_parse's one error line. */
+#define CONFIG_ERR_MAX			(PATH_MAX + 256)
+
+/* The build's git revision (Makefile: git describe --always --dirty in a
+ * git tree, else the REVISION file, else "unknown"); config_version.c. */
+extern const char cpusetd_revision[];
 
 struct cpusetd_config {
 	char config_file[PATH_MAX];
@@ -70,6 +92,14 @@ struct cpusetd_config {
 	/* comma-separated fnmatch patterns of cgroup paths left alone
 	 * with their subtrees ("" = none); at most HOST_MAX_SKIP */
 	char isolate_host_skip[1024];
+	/* the Prometheus export's cardinality (README "Metrics"): which
+	 * containers get series, and the run-queue histogram's upper bounds
+	 * in µs (ascending powers of two 2..2^26, the BPF slot edges) */
+	enum config_export_containers export_containers;
+	uint32_t rq_buckets_us[CONFIG_MAX_RQ_BUCKETS];
+	unsigned n_rq_buckets;
+	/* --check-config: check, print, exit (main.c); never an INI key */
+	bool check_config;
 };
 
 /*
@@ -95,11 +125,67 @@ struct cpusetd_config {
 int config_load(int argc, char **argv, struct cpusetd_config *ret);
 
 /*
+ * config_load, except that the one error line goes to err[len] (without
+ * the "cpusetd: " prefix and newline; "" when there is none) instead of
+ * stderr: the SIGHUP reload logs it. --help and --version still print to
+ * stdout (and return 1). Same returns as config_load.
+ */
+int config_parse(int argc, char **argv, struct cpusetd_config *ret, char *err, size_t len);
+
+/*
  * The start-time check that needs the node: min_shared_cpus must be below
  * online (the number of CPUs online), or no CPU could ever be exclusive.
  * Prints one line to stderr when not. Returns 0 or -EINVAL.
  */
 int config_check_cpus(const struct cpusetd_config *c, unsigned online);
+
+/*
+ * Every check a start makes against the node, before it changes anything:
+ * min_shared_cpus below the CPUs in online (config_check_cpus), and
+ * reserved_cpus all in online (controller_new refuses them otherwise).
+ * online: the online CPUs (topology). Returns 0, or -EINVAL with the
+ * reason in err[len] (one line, no newline).
+ */
+int config_check_node(const struct cpusetd_config *c, const struct cpumask *online, char *err,
+		      size_t len);
+
+/*
+ * How a setting takes a new value at SIGHUP (README "Reload"): LIVE ones
+ * are applied by the running daemon; RESTART ones only say that a restart
+ * is needed, and keep their old value until then.
+ */
+enum config_reload {
+	CONFIG_RELOAD_LIVE = 0,
+	CONFIG_RELOAD_RESTART,
+};
+
+/* The number of settings (INI keys): indexes 0..n-1 of the calls below. */
+unsigned config_n_keys(void);
+
+/* Key i's INI name ("on_error") and how it reloads. i < config_n_keys(). */
+const char *config_key_name(unsigned i);
+enum config_reload config_key_reload(unsigned i);
+
+/*
+ * Key i's value in c as the INI file takes it ("reject", "0-3", "" for
+ * none); bundle_path's several values are joined by '\n'. Cut at len
+ * (len > 0). Returns the length it needs, like snprintf.
+ */
+size_t config_key_value(const struct cpusetd_config *c, unsigned i, char *buf, size_t len);
+
+/*
+ * Prints c as an INI file ("[cpusetd]", then "key = value" per setting,
+ * one line per bundle_path) to f: what --check-config shows. Values
+ * come from the admin's own file and command line; printed as they are.
+ */
+void config_print(const struct cpusetd_config *c, FILE *f);
+
+/*
+ * Copies the settings of from whose reload is CONFIG_RELOAD_LIVE into to;
+ * the others (CONFIG_RELOAD_RESTART) and config_file/check_config stay
+ * as to has them. Cannot fail.
+ */
+void config_merge_live(struct cpusetd_config *to, const struct cpusetd_config *from);
 
 /* "true|yes|1" / "false|no|0" (any case). Returns 0 or -EINVAL.
  * (config_policy.c, which config.c calls: never the other way.) */

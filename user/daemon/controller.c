@@ -132,6 +132,41 @@ void controller_count_lost(struct controller *c, uint64_t n)
 	c->n.events_lost += n;
 }
 
+void controller_count_reload(struct controller *c, bool ok)
+{
+	if (ok)
+		c->n.config_reloads++;
+	else
+		c->n.config_reload_failures++;
+	c->dirty = true;
+}
+
+int controller_reconfigure(struct controller *c, const struct cpusetd_config *old)
+{
+	const struct cpusetd_config *cfg = c->cfg;
+	int r;
+
+	policy_set_on_error(c->policy, cfg->policy.on_error);
+	if (cfg->isolate_host == old->isolate_host &&
+	    (!cfg->isolate_host || strcmp(cfg->isolate_host_skip, old->isolate_host_skip) == 0))
+		return 0;
+	/* Through the paths a stop and a start take: all back (and the
+	 * state file gone), then, when on, a fresh handle narrows again. */
+	if (c->iso) {
+		r = controller_isolate_stop(c);
+		controller_isolate_free(c);
+		if (r < 0)
+			return r;
+	}
+	r = controller_isolate_init(c);
+	if (r < 0)
+		return r;
+	if (c->root[0])	/* else the resync at the root's mkdir passes */
+		controller_isolate_sync(c, true);
+	c->dirty = true;
+	return 0;
+}
+
 int controller_resync_failed(const struct controller *c)
 {
 	return c->resync_failed;

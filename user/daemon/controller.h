@@ -56,6 +56,21 @@ void controller_set_root(struct controller *c, const char *root);
 /* n more events lost in a full ring buffer (counted; the caller resyncs). */
 void controller_count_lost(struct controller *c, uint64_t n);
 
+/* A SIGHUP config reload: taken (ok) or refused; counted (config_reloads,
+ * config_reload_failures) and exported soon. Cannot fail. */
+void controller_count_reload(struct controller *c, bool ok);
+
+/*
+ * The live settings of the config c borrows changed in place (a reload,
+ * config_merge_live); old is what they were. Passes on what the
+ * controller holds copies of: on_error to the policy (admissions from
+ * now on), and host isolation: turned off gives everything back, turned
+ * on (or new isolate_host_skip) starts over from the kernel's sets and
+ * narrows at once. Every other live key is read where it is used.
+ * Returns 0 or -ENOMEM.
+ */
+int controller_reconfigure(struct controller *c, const struct cpusetd_config *old);
+
 /* The -errno of the last resync when it failed, 0 when the last worked. */
 int controller_resync_failed(const struct controller *c);
 

@@ -57,7 +57,8 @@ static void give_up(struct controller *c, struct container *ct, const char *comm
 	snprintf(msg, sizeof(msg), "%s[%u] keeps writing %s (%u restores, each within %llu s); "
 		 "cpusetd no longer restores it", comm, ev->pid, file, ct->restores,
 		 RESTORES_WINDOW_NS / 1000000000ULL);
-	log_error("%s (%.12s): write conflict: %s", ct->name, ct->info.container_id, msg);
+	ct_log(LOG_ERR, ct, "write_conflict", "%s (%.12s): write conflict: %s", ct->name,
+	       ct->info.container_id, msg);
 	controller_note_pod_error(c, ct, "write_conflict", msg, "conflict");
 }
 
@@ -125,8 +126,8 @@ int controller_on_cpuset_write(struct controller *c, const struct cpusetd_event 
 	log_sanitize(wrote);
 	cpulist_format(cpus ? &ct->cpus_applied : &ct->mems_applied, now, sizeof(now));
 	if (strcmp(ct->writer_logged, comm) != 0) {
-		log_warn("%s (%.12s): %s[%u] wrote %s %s; restored %s", ct->name,
-			 ct->info.container_id, comm, ev->pid, file, wrote, now);
+		ct_log(LOG_WARNING, ct, "foreign_write", "%s (%.12s): %s[%u] wrote %s %s; restored %s",
+		       ct->name, ct->info.container_id, comm, ev->pid, file, wrote, now);
 		snprintf(ct->writer_logged, sizeof(ct->writer_logged), "%s", comm);
 	}
 	if (ct->restores >= RESTORES_MAX)

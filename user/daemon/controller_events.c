@@ -146,8 +146,8 @@ static int on_populated(struct controller *c, const struct cpusetd_event *ev)
 		return 0;
 	}
 	c->n.exited_released++;
-	log_notice("%s (%.12s): every task exited; %s cpus %s released", ct->name,
-		   ct->info.container_id, policy_kind_name(ct->d.kind), cpus);
+	ct_log(LOG_NOTICE, ct, "released", "%s (%.12s): every task exited; %s cpus %s released",
+	       ct->name, ct->info.container_id, policy_kind_name(ct->d.kind), cpus);
 	return controller_release(c, ct, ev->ts_ns);
 }
 

@@ -90,6 +90,19 @@ struct container {
 	uint64_t quota_saved_period_us;
 };
 
+/*
+ * log_pod about ct (log.h): the same line as log_msg on stderr; in the
+ * journal also POD=namespace/pod, POD_UID, CONTAINER, CONTAINER_ID and
+ * REASON (a short stable word: an admission error's name, "placed",
+ * "released", ...), for `journalctl -u cpusetd POD=ns/name`.
+ */
+#define ct_log(level, ct, why, ...)						\
+	log_pod(level, &(const struct log_pod){					\
+		.namespace_ = (ct)->meta.namespace_, .pod = (ct)->meta.pod_name,	\
+		.pod_uid = (ct)->meta.pod_uid[0] ? (ct)->meta.pod_uid : (ct)->info.pod_uid, \
+		.container = (ct)->meta.container_name,				\
+		.container_id = (ct)->info.container_id, .reason = (why) }, __VA_ARGS__)
+
 /* A container's decision is in force (it is not waiting or exited). */
 static inline bool container_live(const struct container *ct)
 {

@@ -176,8 +176,8 @@ static void failed(struct controller *c, struct container *ct, const char *what,
 	if (ct->quota_err_logged)
 		return;
 	ct->quota_err_logged = true;
-	log_warn("%s (%.12s): %s the CFS quota of %s failed: %s", ct->name,
-		 ct->info.container_id, what, path, strerror(-r));
+	ct_log(LOG_WARNING, ct, "cpu_quota_failed", "%s (%.12s): %s the CFS quota of %s failed: %s",
+	       ct->name, ct->info.container_id, what, path, strerror(-r));
 }
 
 /* Lifts path's positive limit q/p: the mark first, then "no limit". */

@@ -36,14 +36,15 @@ void controller_kill_rejected(struct controller *c, struct container *ct, const 
 	int r = cgfs_kill(c->cg, ct->path);
 
 	if (r < 0)
-		log_warn("%s: killing rejected container failed: %s", ct->name, strerror(-r));
+		ct_log(LOG_WARNING, ct, "kill_failed", "%s: killing rejected container failed: %s",
+		       ct->name, strerror(-r));
 	if (ct->killed)
 		return;
 	ct->killed = true;
 	c->n.rejected++;
 	c->dirty = true;
-	log_notice("%s (%.12s): rejected: killed %s (%s)", ct->name, ct->info.container_id, when,
-		   policy_error_name(ct->d.err));
+	ct_log(LOG_NOTICE, ct, policy_error_name(ct->d.err), "%s (%.12s): rejected: killed %s (%s)",
+	       ct->name, ct->info.container_id, when, policy_error_name(ct->d.err));
 }
 
 /*
@@ -66,8 +67,9 @@ static void arm_rejection(struct controller *c, struct container *ct)
 			 ct->d.reason);
 		r = reject_write_message(c->cfg->kubelet_pods_dir, ct->meta.termination_log, msg);
 		if (r < 0)
-			log_warn("%s: cannot write termination message %s: %s", ct->name,
-				 ct->meta.termination_log, strerror(-r));
+			ct_log(LOG_WARNING, ct, "termination_message_failed",
+			       "%s: cannot write termination message %s: %s", ct->name,
+			       ct->meta.termination_log, strerror(-r));
 		ct->message_written = true;
 	}
 	if (!ct->reject_armed) {
@@ -86,8 +88,9 @@ void controller_handle_error(struct controller *c, struct container *ct)
 		/* Not an admission error: logged where the hotplug was seen
 		 * (controller_set_topology); recovery only says it once. */
 		if (!ct->error_logged)
-			log_warn("%s (%.12s): %s: %s; keeps running", ct->name,
-				 ct->info.container_id, policy_error_name(ct->d.err), ct->d.reason);
+			ct_log(LOG_WARNING, ct, policy_error_name(ct->d.err),
+			       "%s (%.12s): %s: %s; keeps running", ct->name,
+			       ct->info.container_id, policy_error_name(ct->d.err), ct->d.reason);
 		ct->error_logged = true;
 		controller_note_pod_error(c, ct, policy_error_name(ct->d.err), ct->d.reason, "kept");
 		return;
@@ -95,7 +98,8 @@ void controller_handle_error(struct controller *c, struct container *ct)
 	if (!ct->error_logged) {
 		bool armed = ct->d.reject && !c->cfg->dry_run;
 
-		log_error("%s (%.12s): admission error %s: %s; %s", ct->name,
+		ct_log(LOG_ERR, ct, policy_error_name(ct->d.err),
+		       "%s (%.12s): admission error %s: %s; %s", ct->name,
 			  ct->info.container_id, policy_error_name(ct->d.err), ct->d.reason,
 			  armed ? "rejecting it at its first exec" :
 			  ct->d.reject ? "dry run: would reject it" : "keeping it on the shared pool");

@@ -22,9 +22,10 @@ static void log_resize_refused(struct controller *c, struct container *ct,
 	ct->resize_refused_quota = quota;
 	c->dirty = true;	/* the counter shows in status.json */
 	cpulist_format(&ct->d.cpus, cpus, sizeof(cpus));
-	log_warn("%s (%.12s): in-place resize to %.2f CPUs refused (%s: %s); keeps cpus %s",
-		 ct->name, ct->info.container_id, (double)quota / (double)period,
-		 policy_error_name(d->err), d->reason, cpus);
+	ct_log(LOG_WARNING, ct, policy_error_name(d->err),
+	       "%s (%.12s): in-place resize to %.2f CPUs refused (%s: %s); keeps cpus %s",
+	       ct->name, ct->info.container_id, (double)quota / (double)period,
+	       policy_error_name(d->err), d->reason, cpus);
 }
 
 /* Brings ct and the pools to a resized decision: whoever gives CPUs up

@@ -220,8 +220,8 @@ static void log_corrected(struct controller *c, const struct container *ct)
 		return;
 	cpulist_format(&ct->cpus_running, was, sizeof(was));
 	cpulist_format(&m, now, sizeof(now));
-	log_notice("%s (%.12s): resync corrected cpus %s -> %s (%s)", ct->name,
-		   ct->info.container_id, was, now, policy_kind_name(ct->d.kind));
+	ct_log(LOG_NOTICE, ct, "resync_corrected", "%s (%.12s): resync corrected cpus %s -> %s (%s)",
+	       ct->name, ct->info.container_id, was, now, policy_kind_name(ct->d.kind));
 }
 
 int controller_resync(struct controller *c)

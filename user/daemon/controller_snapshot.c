@@ -33,6 +33,20 @@ static void fill_container(const struct controller *c, const struct container *c
 	};
 }
 
+/* config.h's export_containers in the export's terms (snapshot.h). */
+static enum export_containers prom_containers(const struct cpusetd_config *cfg)
+{
+	switch (cfg->export_containers) {
+	case CONFIG_EXPORT_ALL:
+		return EXPORT_CONTAINERS_ALL;
+	case CONFIG_EXPORT_NONE:
+		return EXPORT_CONTAINERS_NONE;
+	case CONFIG_EXPORT_EXCLUSIVE:
+		break;
+	}
+	return EXPORT_CONTAINERS_EXCLUSIVE;
+}
+
 /* The table and the writers into arrays the snapshot owns. */
 static int gather(const struct controller *c, struct snapshot *s)
 {
@@ -64,6 +78,7 @@ int controller_snapshot(const struct controller *c, struct snapshot *ret)
 {
 	*ret = (struct snapshot){
 		.version = CPUSETD_VERSION,
+		.revision = cpusetd_revision,
 		.cgroup_mode = mode_name(cgfs_mounts(c->cg)->mode),
 		.kubepods_root = c->root,
 		.bpf_attach = c->bpf ? bpf_events_attach_mode(c->bpf) : "none",
@@ -80,6 +95,10 @@ int controller_snapshot(const struct controller *c, struct snapshot *ret)
 		.conv_ring_len = STATUS_RECENT,
 		.conv_count = c->conv_count,
 		.dirty = c->dirty,
+		/* read at every export: a reload of these applies at once */
+		.prom_containers = prom_containers(c->cfg),
+		.rq_bounds_us = c->cfg->rq_buckets_us,
+		.n_rq_bounds = c->cfg->n_rq_buckets,
 	};
 	policy_shared_pool(c->policy, &ret->shared_pool);
 	policy_be_pool(c->policy, &ret->be_pool);

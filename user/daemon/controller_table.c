@@ -176,7 +176,7 @@ void container_log_decision(const struct container *ct)
 
 	cpulist_format(&ct->d.cpus, cpus, sizeof(cpus));
 	cpulist_format(&ct->d.mems, mems, sizeof(mems));
-	log_info("%s (%.12s): %s%s, cpus %s%s%s", ct->name, ct->info.container_id,
+	ct_log(LOG_INFO, ct, "placed", "%s (%.12s): %s%s, cpus %s%s%s", ct->name, ct->info.container_id,
 		 policy_kind_name(ct->d.kind), ct->meta.sandbox ? " sandbox" : "", cpus,
 		 cpumask_empty(&ct->d.mems) ? "" : ", mems ", mems);
 }

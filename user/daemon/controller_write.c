@@ -17,7 +17,8 @@ void controller_note_write(struct controller *c, struct container *ct, const cha
 	if (r == 0 || r == -ENOENT)	/* vanished: it will be gone from the table soon */
 		return;
 	c->n.cgroup_write_errors++;
-	log_warn("%s (%s): writing %s failed: %s", ct->name, ct->path, what, strerror(-r));
+	ct_log(LOG_WARNING, ct, "cgroup_write_failed", "%s (%s): writing %s failed: %s", ct->name,
+	       ct->path, what, strerror(-r));
 }
 
 /* Sets ct's placement map entry to cpus with what ct is now (kind, exec

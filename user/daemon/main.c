@@ -8,6 +8,12 @@
  * isolation (isolate_host) is the exception: what it narrowed is given
  * back at stop (controller_isolate_stop).
  *
+ * SIGHUP reloads the config file (README "Reload"): parsed and checked
+ * whole as a start would, refused as a whole when anything is wrong; of
+ * a good one the keys that can change live are applied, those that need
+ * a restart are named; then the full resync SIGHUP always did.
+ * --check-config parses and checks the same way and stops there.
+ *
  * The loop handles a burst of events whole (every ready fd, until none
  * is) before it exports, and a placement change is exported once the
  * burst has settled: status.json, the .prom file and topology.json are
@@ -43,7 +49,10 @@
 #include "user/export/status.h"
 
 struct daemon {
-	struct cpusetd_config cfg;
+	struct cpusetd_config cfg;	/* in force; the controller borrows it */
+	int argc;			/* the command line, parsed again at SIGHUP */
+	char **argv;
+	char restart_keys[512];		/* changed keys waiting for a restart; "" = none */
 	struct cgfs *cg;
 	struct topology *topo;
 	struct instance_lock lock;
@@ -478,8 +487,132 @@ static int on_isolate_timer(struct daemon *d)
 	return controller_isolate_rescan(d->ctl) == -ENOMEM ? -ENOMEM : 0;
 }
 
-/* Returns 1 to stop, 0 to go on, -ENOMEM. SIGHUP re-reads the online
- * set and forces a resync. */
+/* --- SIGHUP: reload the config (README "Reload") --- */
+
+static int open_export(struct daemon *d);
+
+/* A periodic timer again after its period changed: *fd closed (which
+ * takes it out of the epoll set) and made anew for ms (0 = none). */
+static void rearm_timer(struct daemon *d, int *fd, unsigned ms, const char *what)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = add_timer(d, ms);
+	if (*fd < -1) {
+		log_error("reload: cannot set the %s timer: %s; it stays off until a restart",
+			  what, strerror(-*fd));
+		*fd = -1;
+	}
+}
+
+/* The textfile or its interval changed: a new exporter; a file at the old
+ * path is removed, or node_exporter would serve both (duplicate series). */
+static void reopen_export(struct daemon *d, const struct cpusetd_config *old)
+{
+	export_textfile_free(d->prom);
+	d->prom = NULL;
+	if (open_export(d) < 0)
+		d->prom = NULL;	/* logged: running without the export */
+	if (old->textfile[0] && strcmp(old->textfile, d->cfg.textfile) != 0 &&
+	    unlink(old->textfile) < 0 && errno != ENOENT)
+		log_warn("reload: cannot remove the old textfile %s: %s", old->textfile,
+			 strerror(errno));
+}
+
+#define CHANGED(f)	(memcmp(&old->f, &d->cfg.f, sizeof(old->f)) != 0)
+
+/* Side effects of the live keys that changed from old to d->cfg (the
+ * rest is read where it is used). Returns 0 or -ENOMEM. */
+static int apply_live(struct daemon *d, const struct cpusetd_config *old)
+{
+	log_max_level = d->cfg.log_level;
+	if (CHANGED(resize_check_ms))
+		rearm_timer(d, &d->resize_tfd, d->cfg.resize_check_ms, "resize check");
+	if (CHANGED(isolate_host) || CHANGED(isolate_host_rescan_ms))
+		rearm_timer(d, &d->isolate_tfd,
+			    d->cfg.isolate_host ? d->cfg.isolate_host_rescan_ms : 0, "isolation rescan");
+	if (CHANGED(textfile) || CHANGED(export_interval_s))
+		reopen_export(d, old);
+	if (CHANGED(sched_policy) || CHANGED(sched_priority) || CHANGED(nice) ||
+	    CHANGED(run_on_reserved_cpus))
+		apply_scheduling(d);
+	return controller_reconfigure(d->ctl, old) == -ENOMEM ? -ENOMEM : 0;
+}
+
+#undef CHANGED
+
+/* Appends name to list[len] ("a, b"); a list cut short ends in "...". */
+static void list_add(char *list, size_t len, const char *name)
+{
+	size_t at = strlen(list);
+
+	if (at + strlen(name) + 6 >= len) {
+		if (at + 4 < len && !strstr(list, "..."))
+			strcat(list, "...");
+		return;
+	}
+	snprintf(list + at, len - at, "%s%s", at ? ", " : "", name);
+}
+
+/*
+ * The config file (and the command line, which keeps precedence) parsed
+ * and checked whole, as at start; refused as a whole with one error line
+ * naming the key and why. Then the live keys that changed are applied and
+ * the ones that need a restart named, once per reload. Returns 0 (also
+ * when refused: the daemon runs on), or -ENOMEM.
+ */
+static int reload(struct daemon *d)
+{
+	char err[CONFIG_ERR_MAX], live[512] = "", restart[sizeof(d->restart_keys)] = "";
+	static char a[CONFIG_MAX_BUNDLE_PATHS * PATH_MAX], b[sizeof(a)];
+	struct cpusetd_config *next = malloc(sizeof(*next)), *old = malloc(sizeof(*old));
+	int r;
+
+	if (!next || !old) {
+		free(next);
+		free(old);
+		return -ENOMEM;
+	}
+	r = config_parse(d->argc, d->argv, next, err, sizeof(err));
+	if (r == 0)
+		r = config_check_node(next, &d->topo->online, err, sizeof(err));
+	if (r < 0) {
+		log_error("reload refused: %s; still running on the old config",
+			  err[0] ? err : strerror(-r));
+		controller_count_reload(d->ctl, false);
+		free(next);
+		free(old);
+		return r == -ENOMEM ? r : 0;
+	}
+	for (unsigned i = 0; i < config_n_keys(); i++) {
+		config_key_value(&d->cfg, i, a, sizeof(a));
+		config_key_value(next, i, b, sizeof(b));
+		if (strcmp(a, b) == 0)
+			continue;
+		if (config_key_reload(i) == CONFIG_RELOAD_LIVE)
+			list_add(live, sizeof(live), config_key_name(i));
+		else
+			list_add(restart, sizeof(restart), config_key_name(i));
+	}
+	*old = d->cfg;
+	config_merge_live(&d->cfg, next);
+	r = apply_live(d, old);
+	log_notice("reload of %s: %s%s", d->cfg.config_file, live[0] ? "applied " : "no live change",
+		   live);
+	if (restart[0])
+		log_warn("reload of %s: %s changed: takes effect at a restart "
+			 "(systemctl restart cpusetd); the old value%s stay%s until then",
+			 d->cfg.config_file, restart, strchr(restart, ',') ? "s" : "",
+			 strchr(restart, ',') ? "" : "s");
+	snprintf(d->restart_keys, sizeof(d->restart_keys), "%s", restart);
+	controller_count_reload(d->ctl, true);
+	free(next);
+	free(old);
+	return r;
+}
+
+/* Returns 1 to stop, 0 to go on, -ENOMEM. SIGHUP reloads the config,
+ * re-reads the online set and forces a resync. */
 static int on_signal(struct daemon *d)
 {
 	struct signalfd_siginfo si;
@@ -487,6 +620,8 @@ static int on_signal(struct daemon *d)
 	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo != SIGHUP)
 			return 1;
+		if (reload(d) == -ENOMEM)
+			return -ENOMEM;
 		log_notice("SIGHUP: full resync");
 		if (check_online(d) == -ENOMEM)
 			return -ENOMEM;
@@ -541,6 +676,7 @@ static void write_status(struct daemon *d)
 		return;
 	}
 	s.isolation = controller_isolation(d->ctl);
+	s.restart_needed = d->restart_keys;
 	/* One snapshot for both: they say the same thing. */
 	export_textfile_tick(d->prom, &s);
 	if (status_due(s.dirty, &d->beat)) {
@@ -809,6 +945,38 @@ static int start(struct daemon *d)
 	return 0;
 }
 
+/*
+ * --check-config (like nginx -t): the checks a start makes before it
+ * changes anything (config_load's, and config_check_node's against the
+ * CPUs online in sysfs), then the effective settings on stdout and one
+ * verdict line on stderr. Loads no BPF, writes no cgroup, takes no lock,
+ * creates no directory. Returns the exit code: 0 valid, 1 not.
+ */
+static int check_config(const struct cpusetd_config *c)
+{
+	char err[CONFIG_ERR_MAX];
+	struct topology *t;
+	int r = topo_read("/sys", &t);
+
+	if (r < 0) {
+		fprintf(stderr, "cpusetd: cannot read the CPU topology from /sys: %s\n", strerror(-r));
+		return EXIT_FAILURE;
+	}
+	r = config_check_node(c, &t->online, err, sizeof(err));
+	topo_free(t);
+	if (r < 0) {
+		fprintf(stderr, "cpusetd: %s\n", err);
+		return EXIT_FAILURE;
+	}
+	config_print(c, stdout);
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "cpusetd: writing the settings: %s\n", strerror(errno));
+		return EXIT_FAILURE;
+	}
+	fprintf(stderr, "cpusetd: configuration %s is valid\n", c->config_file);
+	return EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon d = { .epfd = -1, .sigfd = -1, .resize_tfd = -1, .isolate_tfd = -1,
@@ -819,6 +987,10 @@ int main(int argc, char **argv)
 	r = config_load(argc, argv, &d.cfg);
 	if (r)
 		return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	if (d.cfg.check_config)
+		return check_config(&d.cfg);
+	d.argc = argc;
+	d.argv = argv;
 	log_max_level = d.cfg.log_level;
 	r = start(&d);
 	if (r == 0) {

@@ -69,7 +69,12 @@
 	X(foreign_restores, "cpusetd_foreign_write_restores_total", \
 	  "Foreign cpuset writes undone by writing the placement again.") \
 	X(write_conflicts, "cpusetd_write_conflicts_total", \
-	  "Containers given up after a writer kept overwriting their cpuset (write_conflict).")
+	  "Containers given up after a writer kept overwriting their cpuset (write_conflict).") \
+	/* main.c: SIGHUP reloads of the config file (README "Reload") */ \
+	X(config_reloads, "cpusetd_config_reloads_total", \
+	  "SIGHUP config reloads taken (the file was valid; restart-only keys wait).") \
+	X(config_reload_failures, "cpusetd_config_reload_failures_total", \
+	  "SIGHUP config reloads refused (invalid file): the old config stays.")
 
 /* Monotonic since the daemon started. */
 struct cpusetd_counters {

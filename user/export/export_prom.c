@@ -156,12 +156,38 @@ static void put_cpulist(FILE *f, const char *label, const struct cpumask *m, boo
 	put_label(f, label, buf, first);
 }
 
+/* The pod labels of per-container and per-pod series: named so that
+ * kube-prometheus' target labels (namespace, pod, container: those of
+ * node_exporter's own pod) never clash with them (export_prom.h). */
+static void put_pod_labels(FILE *f, const char *ns, const char *pod, const char *container)
+{
+	put_label(f, "k8s_namespace_name", ns, true);
+	put_label(f, "k8s_pod_name", pod, false);
+	put_label(f, "k8s_container_name", container, false);
+}
+
 static void put_ct_labels(FILE *f, const struct export_container *ct)
 {
-	put_label(f, "namespace", ct->namespace_, true);
-	put_label(f, "pod", ct->pod, false);
-	put_label(f, "container", ct->container, false);
+	put_pod_labels(f, ct->namespace_, ct->pod, ct->container);
 	put_label(f, "container_id", ct->container_id, false);
+}
+
+/* Whether ct gets per-container series (export_view.containers_scope):
+ * a sandbox never does; "exclusive" keeps the containers that own CPUs
+ * and those that asked to and could not (an admission error). */
+static bool ct_exported(const struct export_view *v, const struct export_container *ct)
+{
+	if (ct->sandbox)
+		return false;
+	switch (v->containers_scope) {
+	case EXPORT_CONTAINERS_ALL:
+		return true;
+	case EXPORT_CONTAINERS_NONE:
+		return false;
+	case EXPORT_CONTAINERS_EXCLUSIVE:
+		break;
+	}
+	return ct->exclusive || ct->error;
 }
 
 /*
@@ -196,6 +222,7 @@ static void render_daemon(FILE *f, const struct export_view *v)
 	       "cpusetd version and how it runs (value 1).");
 	fputs("cpusetd_build_info{", f);
 	put_label(f, "version", v->version, true);
+	put_label(f, "revision", v->revision ? v->revision : "unknown", false);
 	put_label(f, "cgroup_mode", v->cgroup_mode, false);
 	put_label(f, "bpf_attach", v->bpf_attach, false);
 	fputs("} 1\n", f);
@@ -252,27 +279,52 @@ static void render_pools(FILE *f, const struct export_view *v)
 	pool_series(f, "cpusetd_pool_info", "be", &v->be_pool, true);
 }
 
+/*
+ * Three families, so that no label changes with the allocation on a
+ * series that lives as long as the container: container_info (what it
+ * is), container_cpus (a figure), and container_cpuset_info (its
+ * cpulists), the last only for exclusive containers, whose CPUs change
+ * only when their own allocation does. A pooled container's CPUs are its
+ * pool's (pool_info): repeating them on every pooled container would make
+ * a new series per container at every exclusive admission.
+ */
 static void render_placement(FILE *f, const struct export_view *v)
 {
-	family(f, "cpusetd_container_cpuset_info", "gauge",
-	       "Where a container runs: its kind, QoS and cpuset (value 1; mems \"\" = inherited).");
+	family(f, "cpusetd_container_info", "gauge",
+	       "A container cpusetd places: its kind (shared, be: the pool of that name; "
+	       "integer, annotated: cpusetd_container_cpuset_info) and QoS (value 1).");
 	for (size_t i = 0; i < v->n_containers; i++) {
 		const struct export_container *ct = &v->containers[i];
 
-		fputs("cpusetd_container_cpuset_info{", f);
+		if (!ct_exported(v, ct))
+			continue;
+		fputs("cpusetd_container_info{", f);
 		put_ct_labels(f, ct);
 		put_label(f, "kind", ct->kind, false);
 		put_label(f, "qos", ct->qos, false);
 		put_label(f, "qos_class", ct->qos_class, false);
-		put_cpulist(f, "cpus", &ct->cpus, false);
-		put_cpulist(f, "mems", &ct->mems, false);
 		fputs("} 1\n", f);
 	}
 	family(f, "cpusetd_container_cpus", "gauge", "Logical CPUs in a container's cpuset.");
 	for (size_t i = 0; i < v->n_containers; i++) {
+		if (!ct_exported(v, &v->containers[i]))
+			continue;
 		fputs("cpusetd_container_cpus{", f);
 		put_ct_labels(f, &v->containers[i]);
 		fprintf(f, "} %u\n", cpumask_weight(&v->containers[i].cpus));
+	}
+	family(f, "cpusetd_container_cpuset_info", "gauge",
+	       "An exclusive container's CPUs and memory nodes as cpulists (value 1).");
+	for (size_t i = 0; i < v->n_containers; i++) {
+		const struct export_container *ct = &v->containers[i];
+
+		if (!ct->exclusive || !ct_exported(v, ct))
+			continue;
+		fputs("cpusetd_container_cpuset_info{", f);
+		put_ct_labels(f, ct);
+		put_cpulist(f, "cpus", &ct->cpus, false);
+		put_cpulist(f, "mems", &ct->mems, false);
+		fputs("} 1\n", f);
 	}
 }
 
@@ -332,7 +384,7 @@ static void render_errors(FILE *f, const struct export_view *v)
 	for (size_t i = 0; i < v->n_containers; i++) {
 		const struct export_container *ct = &v->containers[i];
 
-		if (!ct->error)
+		if (!ct->error || !ct_exported(v, ct))
 			continue;
 		fputs("cpusetd_container_admission_error_info{", f);
 		put_ct_labels(f, ct);
@@ -346,9 +398,7 @@ static void render_errors(FILE *f, const struct export_view *v)
 		const struct pod_error *e = v->pod_errors[i];
 
 		fputs("cpusetd_pod_admission_error_attempts{", f);
-		put_label(f, "namespace", e->namespace_, true);
-		put_label(f, "pod", e->pod, false);
-		put_label(f, "container", e->container, false);
+		put_pod_labels(f, e->namespace_, e->pod, e->container);
 		put_label(f, "reason", e->reason, false);
 		put_label(f, "action", e->action, false);
 		fprintf(f, "} %llu\n", (unsigned long long)e->attempts);
@@ -359,9 +409,7 @@ static void render_errors(FILE *f, const struct export_view *v)
 		const struct pod_error *e = v->pod_errors[i];
 
 		fputs("cpusetd_pod_admission_error_last_timestamp_seconds{", f);
-		put_label(f, "namespace", e->namespace_, true);
-		put_label(f, "pod", e->pod, false);
-		put_label(f, "container", e->container, false);
+		put_pod_labels(f, e->namespace_, e->pod, e->container);
 		fprintf(f, "} %.3f\n", e->last);
 	}
 }
@@ -422,15 +470,38 @@ static void render_cpu_counters(FILE *f, const struct export_view *v)
 	}
 }
 
-/* Run-queue wait per CPU from the log2-µs slots: slot k's upper bound is
- * 2^(k+1) µs, the last slot is +Inf. */
+/*
+ * The histogram bucket of each BPF slot: slot k (waits below 2^(k+1) µs)
+ * goes to the first bound at or above its upper edge, the last slot and
+ * any slot above every bound to +Inf (index n). Bounds that are slot
+ * edges (the config's rule) make this exact. Fills le_ns[n] and
+ * to[CPUSETD_HIST_SLOTS]; returns n.
+ */
+static unsigned rq_buckets(const struct export_view *v, uint64_t *le_ns, unsigned *to)
+{
+	unsigned n = v->n_rq_bounds && v->n_rq_bounds < CPUSETD_HIST_SLOTS ?
+		     v->n_rq_bounds : CPUSETD_HIST_SLOTS - 1;
+
+	for (unsigned j = 0; j < n; j++)
+		le_ns[j] = (v->n_rq_bounds ? v->rq_bounds_us[j] : export_rq_slot_le_us(j)) * 1000ULL;
+	for (unsigned k = 0, j = 0; k < CPUSETD_HIST_SLOTS; k++) {
+		uint64_t edge_ns = export_rq_slot_le_us(k) * 1000;
+
+		while (j < n && (k == CPUSETD_HIST_SLOTS - 1 || le_ns[j] < edge_ns))
+			j++;
+		to[k] = j;
+	}
+	return n;
+}
+
+/* Run-queue wait per CPU from the log2-µs slots, summed into the
+ * configured buckets (rq_buckets). */
 static void render_cpu_rq(FILE *f, const struct export_view *v)
 {
-	uint64_t le_ns[CPUSETD_HIST_SLOTS - 1], slots[CPUSETD_HIST_SLOTS];
+	uint64_t le_ns[CPUSETD_HIST_SLOTS - 1], bucket[CPUSETD_HIST_SLOTS];
+	unsigned to[CPUSETD_HIST_SLOTS], n = rq_buckets(v, le_ns, to);
 	char labels[32];
 
-	for (unsigned k = 0; k < CPUSETD_HIST_SLOTS - 1; k++)
-		le_ns[k] = export_rq_slot_le_us(k) * 1000;
 	family(f, "cpusetd_cpu_runqueue_wait_seconds", "histogram",
 	       "Run-queue wait of tasks switched in on the CPU (wakeup to run).");
 	for (unsigned cpu = 0; cpu < v->telemetry->n_cpus; cpu++) {
@@ -438,11 +509,12 @@ static void render_cpu_rq(FILE *f, const struct export_view *v)
 
 		if (!cpu_reported(v, cpu))
 			continue;
+		memset(bucket, 0, sizeof(bucket));
 		for (unsigned k = 0; k < CPUSETD_HIST_SLOTS; k++)
-			slots[k] = s->rq_wait_hist[k];	/* __u64 is another type */
+			bucket[to[k]] += s->rq_wait_hist[k];
 		snprintf(labels, sizeof(labels), "cpu=\"%u\"", cpu);
-		hist_series(f, "cpusetd_cpu_runqueue_wait_seconds", labels, CPUSETD_HIST_SLOTS - 1,
-			    le_ns, slots, s->rq_wait_ns);
+		hist_series(f, "cpusetd_cpu_runqueue_wait_seconds", labels, n, le_ns, bucket,
+			    s->rq_wait_ns);
 	}
 }
 
@@ -497,10 +569,10 @@ static void render_ct_telemetry(FILE *f, const struct export_view *v)
 		family(f, cm->name, "counter", cm->help);
 		for (size_t i = 0; i < v->n_containers; i++) {
 			const struct export_container *ct = &v->containers[i];
-			const struct cpusetd_cgroup_stats *s = cgroup_stats(v->telemetry, ct->cgroup_id);
+			const struct cpusetd_cgroup_stats *s;
 			uint64_t x;
 
-			if (!s)
+			if (!ct_exported(v, ct) || !(s = cgroup_stats(v->telemetry, ct->cgroup_id)))
 				continue;
 			memcpy(&x, (const char *)s + cm->off, sizeof(x));
 			fprintf(f, "%s{", cm->name);

@@ -12,6 +12,15 @@
  * repeat on every series. Every family has HELP and TYPE lines and all its
  * series together. No timestamps: the textfile collector refuses them.
  * The README lists every metric.
+ *
+ * Cardinality (README "Metrics"): a series that carries a figure has
+ * only labels that live as long as what it measures (a CPU id, a
+ * container's names and ID, a pool's name); cpulists, which change with
+ * every admission, are in their own "_info" series keyed by such an id.
+ * Container labels are k8s_namespace_name, k8s_pod_name,
+ * k8s_container_name and container_id, never namespace/pod/container:
+ * those are the target labels kube-prometheus attaches to every series
+ * scraped from node_exporter's pod, and would turn ours into exported_*.
  */
 #ifndef CPUSETD_EXPORT_PROM_H
 #define CPUSETD_EXPORT_PROM_H
@@ -48,6 +57,7 @@ struct export_container {
 	const char *qos_class;		/* Koordinator class, or "" */
 	struct cpumask cpus, mems;	/* mems empty = left as it is */
 	bool exclusive;			/* owns its CPUs (integer, annotated) */
+	bool sandbox;			/* a pod's pause container: never exported */
 	uint64_t cgroup_id;		/* key into the telemetry; 0 = unknown */
 	const char *error;		/* admission error reason, or NULL */
 	const char *error_action;	/* "rejected" or "shared" */
@@ -55,6 +65,7 @@ struct export_container {
 
 struct export_view {
 	const char *version;		/* cpusetd version */
+	const char *revision;		/* its git revision */
 	const char *cgroup_mode;	/* "v1", "hybrid", "v2" */
 	const char *bpf_attach;		/* "tp_btf", "raw_tp", "none" */
 	struct cpumask online, shared_pool, be_pool, reserved;
@@ -77,6 +88,15 @@ struct export_view {
 	const struct telemetry_snapshot *telemetry;
 	/* NULL: isolate_host off (no cpusetd_isolation_* series). */
 	const struct snapshot_isolation *isolation;
+	/* Which containers get per-container series (cpu_owner_info names an
+	 * exclusive owner whatever this says: it is one series per CPU). */
+	enum export_containers containers_scope;
+	/* The run-queue histogram's upper bounds in µs, ascending, each a
+	 * BPF slot edge (a power of two, 2..2^26: export_rq_slot_le_us);
+	 * the slots below a bound are summed into it. n_rq_bounds 0 = every
+	 * slot edge. */
+	const uint32_t *rq_bounds_us;
+	unsigned n_rq_bounds;
 };
 
 /*

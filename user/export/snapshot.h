@@ -61,9 +61,22 @@ struct snapshot_isolation {
 	unsigned n_reasons;
 };
 
+/*
+ * Which containers get per-container series in the .prom file (config
+ * export_containers; README "Metrics", cardinality): every one, those
+ * that hold exclusive CPUs (integer, annotated) or have an admission
+ * error, or none. Sandboxes never do.
+ */
+enum export_containers {
+	EXPORT_CONTAINERS_EXCLUSIVE = 0,	/* the default */
+	EXPORT_CONTAINERS_ALL,
+	EXPORT_CONTAINERS_NONE,
+};
+
 struct snapshot {
 	/* how the daemon runs */
 	const char *version;		/* cpusetd's */
+	const char *revision;		/* its git revision (config.h cpusetd_revision) */
 	const char *cgroup_mode;	/* "v1", "hybrid", "v2" */
 	const char *kubepods_root;	/* "" until it exists */
 	const char *bpf_attach;		/* "tp_btf", "raw_tp", "none" */
@@ -92,6 +105,16 @@ struct snapshot {
 	bool dirty;
 	/* NULL: isolate_host off (set by the daemon: controller_isolation) */
 	const struct snapshot_isolation *isolation;
+	/* config keys a SIGHUP reload found changed that wait for a restart,
+	 * "a, b"; NULL or "" = none (set by the daemon, main.c) */
+	const char *restart_needed;
+	/* .prom settings (config export_containers, runqueue_wait_buckets_us):
+	 * which containers get series, and the run-queue histogram's upper
+	 * bounds in µs (ascending powers of two, BPF slot edges; borrowed;
+	 * n_rq_bounds 0 = every slot) */
+	enum export_containers prom_containers;
+	const uint32_t *rq_bounds_us;
+	unsigned n_rq_bounds;
 };
 
 /* Frees the arrays of s (not what they borrow). Accepts a zeroed s. */

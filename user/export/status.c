@@ -85,6 +85,8 @@ static json_object *daemon_obj(const struct snapshot *s, const struct status_bea
 	json_object *o = json_object_new_object();
 
 	add_liveness(o, s, b, now);
+	add(o, "version", json_object_new_string(s->version ? s->version : ""));
+	add(o, "revision", json_object_new_string(s->revision ? s->revision : "unknown"));
 	add(o, "cgroup_mode", json_object_new_string(s->cgroup_mode));
 	add(o, "kubepods_root", json_object_new_string(s->kubepods_root));
 	add(o, "bpf_attach", json_object_new_string(s->bpf_attach));
@@ -93,6 +95,7 @@ static json_object *daemon_obj(const struct snapshot *s, const struct status_bea
 	add(o, "on_error", json_object_new_string(
 		s->policy->on_error == POLICY_ON_ERROR_SHARED ? "shared" : "reject"));
 	add(o, "min_shared_cpus", json_object_new_int((int)s->policy->min_shared_cpus));
+	add(o, "restart_needed", json_object_new_string(s->restart_needed ? s->restart_needed : ""));
 	add(o, "allocation", allocation_obj(s->policy));
 	return o;
 }

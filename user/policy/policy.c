@@ -206,3 +206,8 @@ bool policy_release(struct policy *p, const char *container_id)
 	free(e);
 	return changed;
 }
+
+void policy_set_on_error(struct policy *p, enum policy_on_error on_error)
+{
+	p->cfg.on_error = on_error;
+}

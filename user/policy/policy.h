@@ -173,6 +173,11 @@ int policy_new(const struct topology *topo, const struct policy_config *cfg,
 	       struct policy **ret);
 void policy_free(struct policy *p);
 
+/* on_error for the admissions from now on (a SIGHUP reload,
+ * controller_reconfigure); containers already decided keep their
+ * decision. Cannot fail. */
+void policy_set_on_error(struct policy *p, enum policy_on_error on_error);
+
 /*
  * Classifies req and allocates its CPUs, recording it in byCID.
  * A container ID already present returns its recorded decision unchanged.
