@@ -20,9 +20,7 @@
  * written once per burst, not once per event, and never between an event
  * and the next one already waiting.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +43,7 @@
 #include "user/base/files.h"
 #include "user/topo/hotplug.h"
 #include "instance_lock.h"
+#include "self_sched.h"
 #include "user/base/log.h"
 #include "user/export/status.h"
 
@@ -89,152 +88,6 @@ struct daemon {
 static uint64_t mono_us(void)
 {
 	return clock_us(CLOCK_MONOTONIC);
-}
-
-/* --- the daemon's own scheduling (README "Scheduling") --- */
-
-static const char *sched_name(int policy)
-{
-	return policy == SCHED_FIFO ? "SCHED_FIFO" : policy == SCHED_RR ? "SCHED_RR" : "SCHED_OTHER";
-}
-
-/* Calls fn(tid, arg) for every thread of ours (/proc/self/task; only
- * this one when /proc is not there). Returns 0 or fn's first -errno,
- * after trying every thread. */
-static int each_thread(int (*fn)(pid_t tid, const void *arg), const void *arg)
-{
-	DIR *dir = opendir("/proc/self/task");
-	struct dirent *de;
-	int r = 0, e;
-
-	if (!dir)
-		return fn(0, arg);
-	while ((de = readdir(dir))) {
-		if (de->d_name[0] == '.')
-			continue;
-		e = fn((pid_t)atoi(de->d_name), arg);
-		if (e < 0 && !r)
-			r = e;
-	}
-	closedir(dir);
-	return r;
-}
-
-/* Sets the config's policy and priority (or nice) on thread tid, unless
- * it has them already (set by the service manager, which may also have
- * forbidden the call: RestrictRealtime=). Returns 0 or -errno. */
-static int set_thread_sched(pid_t tid, const void *arg)
-{
-	const struct cpusetd_config *c = arg;
-	struct sched_param sp = { .sched_priority = (int)c->sched_priority };
-	struct sched_param cur = { 0 };
-	int policy = sched_getscheduler(tid);
-
-	if (policy < 0 || sched_getparam(tid, &cur) < 0)
-		return -errno;
-	if ((policy & ~SCHED_RESET_ON_FORK) != c->sched_policy || cur.sched_priority != sp.sched_priority)
-		if (sched_setscheduler(tid, c->sched_policy, &sp) < 0)
-			return -errno;
-	if (c->sched_policy != SCHED_OTHER)
-		return 0;
-	errno = 0;
-	if (getpriority(PRIO_PROCESS, (id_t)tid) == c->nice && !errno)
-		return 0;
-	return setpriority(PRIO_PROCESS, (id_t)tid, c->nice) < 0 ? -errno : 0;
-}
-
-static int set_thread_cpus(pid_t tid, const void *arg)
-{
-	return sched_setaffinity(tid, sizeof(cpu_set_t), arg) < 0 ? -errno : 0;
-}
-
-/* "SCHED_FIFO priority 10" or "SCHED_OTHER nice 0", into buf. */
-static const char *sched_text(int policy, int prio, int nice, char *buf, size_t len)
-{
-	if (policy == SCHED_OTHER)
-		snprintf(buf, len, "%s nice %d", sched_name(policy), nice);
-	else
-		snprintf(buf, len, "%s priority %d", sched_name(policy), prio);
-	return buf;
-}
-
-/*
- * Every thread on the reserved CPUs that are online (kubelet's
- * reservedSystemCPUs, where system daemons belong), when there are any
- * and run_on_reserved_cpus is set. where[len] says which CPUs, or why
- * not. Returns 0 (set), 1 (left on every CPU), or -errno.
- */
-static int set_cpus(const struct daemon *d, char *where, size_t len)
-{
-	const struct cpumask *reserved = &d->cfg.policy.reserved_cpus;
-	char list[CPULIST_MAX];
-	struct cpumask m;
-	cpu_set_t set;
-	int cpu;
-
-	if (!d->cfg.run_on_reserved_cpus || cpumask_empty(reserved)) {
-		snprintf(where, len, "every CPU (%s)", d->cfg.run_on_reserved_cpus ?
-			 "no reserved_cpus" : "run_on_reserved_cpus = false");
-		return 1;
-	}
-	cpumask_and(&m, reserved, &d->topo->online);
-	if (cpumask_empty(&m)) {
-		cpulist_format(reserved, list, sizeof(list));
-		snprintf(where, len, "every CPU (no reserved CPU of %s is online)", list);
-		return 1;
-	}
-	CPU_ZERO(&set);
-	cpumask_for_each(cpu, &m)
-		if (cpu < CPU_SETSIZE)
-			CPU_SET(cpu, &set);
-	cpulist_format(&m, list, sizeof(list));
-	snprintf(where, len, "the reserved CPUs %s", list);
-	return each_thread(set_thread_cpus, &set);
-}
-
-/*
- * At start: the config's policy and priority (or nice) on every thread,
- * and the reserved CPUs (set_cpus). Logged once, in one line. A failure
- * (no CAP_SYS_NICE or RLIMIT_RTPRIO, a seccomp filter) is a warning: the
- * daemon runs as it was, only slower to react on a busy node.
- */
-static void apply_scheduling(const struct daemon *d)
-{
-	const struct cpusetd_config *c = &d->cfg;
-	char want[48], now[48], what[160], where[CPULIST_MAX + 64], on[CPULIST_MAX + 128];
-	struct sched_param sp = { 0 };
-	int rs = each_thread(set_thread_sched, c), rc = set_cpus(d, where, sizeof(where));
-	int policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
-
-	sched_getparam(0, &sp);
-	sched_text(c->sched_policy, (int)c->sched_priority, c->nice, want, sizeof(want));
-	sched_text(policy, sp.sched_priority, getpriority(PRIO_PROCESS, 0), now, sizeof(now));
-	if (rs < 0)
-		snprintf(what, sizeof(what), "cannot set %s (%s), running %s", want, strerror(-rs),
-			 now);
-	else
-		snprintf(what, sizeof(what), "%s", want);
-	if (rc < 0)
-		snprintf(on, sizeof(on), "cannot run on %s (%s)", where, strerror(-rc));
-	else
-		snprintf(on, sizeof(on), "on %s", where);
-	if (rs < 0 || rc < 0)
-		log_warn("scheduling: %s, %s%s", what, on,
-			 rs < 0 ? "; a busy node delays placements (README \"Scheduling\")" : "");
-	else
-		log_info("scheduling: %s, %s", what, on);
-}
-
-/* CPU hotplug: back onto the reserved CPUs online now (the kernel moves a
- * task whose CPUs all went offline anywhere, and never back). Logs a
- * failure only. */
-static void follow_cpus(const struct daemon *d)
-{
-	char where[CPULIST_MAX + 64];
-	int r = set_cpus(d, where, sizeof(where));
-
-	if (r < 0)
-		log_warn("scheduling: cannot run on %s: %s", where, strerror(-r));
 }
 
 /* The kubepods root from the config, or found; "" when it does not exist
@@ -452,7 +305,7 @@ static int check_online(struct daemon *d)
 	d->topo = t;
 	if (d->tel)
 		write_cpu_nodes(d);
-	follow_cpus(d);
+	self_sched_follow_cpus(&d->cfg, &d->topo->online);
 	return 0;
 }
 
@@ -535,7 +388,7 @@ static int apply_live(struct daemon *d, const struct cpusetd_config *old)
 		reopen_export(d, old);
 	if (CHANGED(sched_policy) || CHANGED(sched_priority) || CHANGED(nice) ||
 	    CHANGED(run_on_reserved_cpus))
-		apply_scheduling(d);
+		self_sched_apply(&d->cfg, &d->topo->online);
 	return controller_reconfigure(d->ctl, old) == -ENOMEM ? -ENOMEM : 0;
 }
 
@@ -904,7 +757,7 @@ static int start(struct daemon *d)
 	r = config_check_cpus(&d->cfg, cpumask_weight(&d->topo->online));
 	if (r < 0)
 		return r;
-	apply_scheduling(d);
+	self_sched_apply(&d->cfg, &d->topo->online);
 	find_root(d, root, sizeof(root));
 	r = open_bpf(d, root);
 	if (r < 0) {
