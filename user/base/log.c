@@ -158,34 +158,38 @@ static void emit(int level, const struct log_pod *p, const char *line)
 	fprintf(stderr, "%s cpusetd: %s: %s\n", log_rfc3339(&ts, when, sizeof(when)), name, line);
 }
 
-void log_msg(int level, const char *fmt, ...)
+/* One message of log_msg or log_pod (p NULL: no pod fields); errno is
+ * left as the caller had it. */
+static void vlog(int level, const struct log_pod *p, const char *fmt, va_list ap)
 {
 	char line[LOG_LINE_MAX];
 	int saved = errno;
+
+	format_line(line, fmt, ap);
+	emit(level, p, line);
+	errno = saved;
+}
+
+void log_msg(int level, const char *fmt, ...)
+{
 	va_list ap;
 
 	if (level > log_max_level)
 		return;
 	va_start(ap, fmt);
-	format_line(line, fmt, ap);
+	vlog(level, NULL, fmt, ap);
 	va_end(ap);
-	emit(level, NULL, line);
-	errno = saved;
 }
 
 void log_pod(int level, const struct log_pod *p, const char *fmt, ...)
 {
-	char line[LOG_LINE_MAX];
-	int saved = errno;
 	va_list ap;
 
 	if (level > log_max_level)
 		return;
 	va_start(ap, fmt);
-	format_line(line, fmt, ap);
+	vlog(level, p, fmt, ap);
 	va_end(ap);
-	emit(level, p, line);
-	errno = saved;
 }
 
 size_t log_escape(const char *s, char *dst, size_t size)
