@@ -10,7 +10,11 @@
 #   make bench-telemetry  the telemetry's cost alone; BENCH_LOADED=1 beside stress-ng
 #   make fuzz       every libFuzzer harness (tests/fuzz), FUZZ_SECONDS each (default 60);
 #                   FUZZ="cpulist meta" runs a subset
-#   make install    binaries, unit and default config under $(DESTDIR)$(PREFIX)
+#   make install    binaries, unit, man pages and default config under $(DESTDIR)$(PREFIX)
+#   make uninstall  removes what make install put there (the config only if unedited)
+#   make man        the man pages cpusetd(8), cpusetctl(8), cpusetd.conf(5) into build/man
+#   make deb        the Debian package build/cpusetd_<version>_<arch>.deb (tools/debian)
+#   make image      the OCI image build/cpusetd-image.oci.tar: the .deb on a Debian base (tools/image)
 #   make deps       install the Debian packages all of this needs
 #   make help       this text
 
@@ -67,7 +71,7 @@ CTL_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(CTL_SRCS))
 TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
 .PHONY: all check check-stress unit integration vm-check demo bench bench-telemetry install clean \
-	help deps fuzz fuzz-build FORCE
+	help deps fuzz fuzz-build FORCE man uninstall deb
 all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(TESTS)
 
 $(OUT)/vmlinux.h:
@@ -218,18 +222,90 @@ bench-telemetry: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench-telemetry.sh $(OUT) $(BENCH_ROUNDS)
 
-install: $(OUT)/cpusetd $(OUT)/cpusetctl
-	install -D -m 0755 $(OUT)/cpusetd $(DESTDIR)$(PREFIX)/sbin/cpusetd
-	install -D -m 0755 $(OUT)/cpusetctl $(DESTDIR)$(PREFIX)/bin/cpusetctl
-	install -D -m 0644 systemd/cpusetd.service $(DESTDIR)/etc/systemd/system/cpusetd.service
-	sed -i 's|/usr/local/sbin/cpusetd|$(PREFIX)/sbin/cpusetd|' $(DESTDIR)/etc/systemd/system/cpusetd.service
-	test -e $(DESTDIR)/etc/cpusetd/cpusetd.conf || \
-		install -D -m 0644 systemd/cpusetd.conf $(DESTDIR)/etc/cpusetd/cpusetd.conf
+# Man pages (tools/man/gen-man.py): the option, command and key sections
+# are rendered from the built programs' --help texts and the shipped
+# config file, the prose from tools/man/*.in.
+MAN_PAGES := $(OUT)/man/cpusetd.8 $(OUT)/man/cpusetctl.8 $(OUT)/man/cpusetd.conf.5
+man: $(MAN_PAGES)
+$(MAN_PAGES) &: $(OUT)/cpusetd $(OUT)/cpusetctl systemd/cpusetd.conf tools/man/gen-man.py \
+		tools/man/helptext.py $(wildcard tools/man/*.in)
+	$(call msg,MAN,$(OUT)/man)
+	$(Q)tools/man/gen-man.py $(OUT)/cpusetd $(OUT)/cpusetctl systemd/cpusetd.conf $(OUT)/man
+
+# The unit goes where systemd looks for installed packages' units
+# ($(PREFIX)/lib/systemd/system; /usr/local/lib/... is on its search path),
+# never /etc/systemd/system: that is the admin's, for overrides. Both
+# programs are administration tools, in sbin as in the .deb.
+SBINDIR ?= $(PREFIX)/sbin
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+MANDIR  ?= $(PREFIX)/share/man
+CONFDIR ?= /etc/cpusetd
+INSTALLED := $(SBINDIR)/cpusetd $(SBINDIR)/cpusetctl $(UNITDIR)/cpusetd.service \
+	     $(MANDIR)/man8/cpusetd.8 $(MANDIR)/man8/cpusetctl.8 $(MANDIR)/man5/cpusetd.conf.5
+
+install: $(OUT)/cpusetd $(OUT)/cpusetctl $(MAN_PAGES)
+	install -D -m 0755 $(OUT)/cpusetd $(DESTDIR)$(SBINDIR)/cpusetd
+	install -D -m 0755 $(OUT)/cpusetctl $(DESTDIR)$(SBINDIR)/cpusetctl
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|^ExecStart=/usr/local/sbin/cpusetd |ExecStart=$(SBINDIR)/cpusetd |' \
+		systemd/cpusetd.service >$(DESTDIR)$(UNITDIR)/cpusetd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/cpusetd.service
+	install -D -m 0644 $(OUT)/man/cpusetd.8 $(DESTDIR)$(MANDIR)/man8/cpusetd.8
+	install -D -m 0644 $(OUT)/man/cpusetctl.8 $(DESTDIR)$(MANDIR)/man8/cpusetctl.8
+	install -D -m 0644 $(OUT)/man/cpusetd.conf.5 $(DESTDIR)$(MANDIR)/man5/cpusetd.conf.5
+	test -e $(DESTDIR)$(CONFDIR)/cpusetd.conf || \
+		install -D -m 0644 systemd/cpusetd.conf $(DESTDIR)$(CONFDIR)/cpusetd.conf
+
+# The config goes only when it is still the shipped one: local settings
+# stay, as dpkg keeps a conffile at remove. Stop and disable the unit
+# first (README "Install on a node").
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	if cmp -s systemd/cpusetd.conf $(DESTDIR)$(CONFDIR)/cpusetd.conf; then \
+		rm -f $(DESTDIR)$(CONFDIR)/cpusetd.conf; \
+		rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null || true; \
+	elif [ -e $(DESTDIR)$(CONFDIR)/cpusetd.conf ]; then \
+		echo "kept $(DESTDIR)$(CONFDIR)/cpusetd.conf: it has local changes"; \
+	fi
+
+# The Debian package (tools/debian/, built by tools/build-deb.sh with
+# dpkg-buildpackage). Its version is CPUSETD_VERSION of user/config/config.h
+# plus the git revision that --version prints (REVISION above; '-' and '_'
+# become '.', as a Debian version needs): 0.1.0+f4540ed.dirty, or 0.1.0
+# when the revision is unknown. DEB_FILE is the package's path, for
+# targets that use it (the OCI image).
+VERSION      = $(shell sed -n 's/^\#define CPUSETD_VERSION[[:space:]]*"\(.*\)"/\1/p' user/config/config.h)
+DEB_REVISION = $(shell printf '%s' '$(subst ','',$(REVISION))' | tr -cd 'A-Za-z0-9._+~-' | cut -c1-64)
+DEB_VERSION  = $(VERSION)$(if $(filter-out unknown,$(DEB_REVISION)),+$(subst _,.,$(subst -,.,$(DEB_REVISION))))
+DEB_ARCH    := $(shell dpkg --print-architecture 2>/dev/null || echo unknown)
+DEB_FILE     = $(OUT)/cpusetd_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+deb:
+	$(call msg,DEB,$(DEB_FILE))
+	$(Q)mkdir -p $(OUT)
+	$(Q)tools/build-deb.sh $(OUT) '$(DEB_VERSION)' '$(DEB_REVISION)' $(if $(Q),>$(OUT)/deb.log 2>&1 || \
+		{ cat $(OUT)/deb.log; exit 1; })
+
+# The OCI image (tools/image/build-image.sh): the .deb installed with dpkg
+# into a debootstrap --variant=minbase base of this host's Debian release
+# (cached in $(OUT)/image/base), one gzip'd layer, an OCI layout tarball
+# that `ctr -n k8s.io images import` takes; no registry. Tagged with the
+# upstream version, as tools/deploy/kustomization.yaml names it. Needs root
+# and apt's mirror (debootstrap). tests/containerd/test_image.sh runs it.
+IMAGE_NAME ?= localhost/cpusetd:$(VERSION)
+IMAGE_FILE  = $(OUT)/cpusetd-image.oci.tar
+.PHONY: image
+image: deb
+	$(call msg,IMAGE,$(IMAGE_FILE))
+	$(Q)tools/image/build-image.sh --work $(OUT)/image --deb $(DEB_FILE) --name '$(IMAGE_NAME)' \
+		--out $(IMAGE_FILE)
 
 clean:
 	rm -rf $(OUT)
 
--include $(shell find $(OUT) -name '*.d' 2>/dev/null)
+# $(OUT)/image holds the image's Debian root file system (etc/rc2.d, ...);
+# $(OUT)/deb the package build's own tree and objects (tools/build-deb.sh).
+-include $(shell find $(OUT) \( -path $(OUT)/image -o -path $(OUT)/deb \) -prune -o -name '*.d' -type f -print 2>/dev/null)
 
 help:
-	@sed -n '2,15s/^# //p' Makefile
+	@sed -n '2,19s/^# //p' Makefile

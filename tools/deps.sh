@@ -15,7 +15,13 @@ prometheus prometheus-node-exporter curl
 stress-ng rt-tests strace
 qemu-system-x86 cpio kmod
 containerd python3-grpcio python3-grpc-tools
-debhelper lintian man-db groff-base"
+debhelper lintian man-db groff-base
+debootstrap"
+# `make image` (tools/image): debootstrap builds its Debian base. Its test
+# renders tools/deploy with `kubectl kustomize`: Debian's kubectl is
+# kubernetes-client, installed only where no kubectl is on PATH (another
+# package's /usr/bin/kubectl would conflict with it).
+command -v kubectl >/dev/null 2>&1 || PKGS="$PKGS kubernetes-client"
 
 # Packages that ship a service we only run by hand in tests (promtool and
 # node_exporter for the textfile export test, containerd for the CRI lane on

@@ -130,9 +130,10 @@ check "bad config key: refused with file:line" bash -c "printf '%s' '$out' | gre
 # make install into a staging root.
 make -s install DESTDIR="$IT_WORK/dest" PREFIX=/usr OUT="$IT_OUT" >/dev/null 2>&1
 check "install: daemon" test -x "$IT_WORK/dest/usr/sbin/cpusetd"
-check "install: cpusetctl" test -x "$IT_WORK/dest/usr/bin/cpusetctl"
+check "install: cpusetctl" test -x "$IT_WORK/dest/usr/sbin/cpusetctl"
+# (make install and uninstall in full: test_deb.sh)
 check "install: unit points at the installed daemon" \
-	grep -q "^ExecStart=/usr/sbin/cpusetd " "$IT_WORK/dest/etc/systemd/system/cpusetd.service"
+	grep -q "^ExecStart=/usr/sbin/cpusetd " "$IT_WORK/dest/usr/lib/systemd/system/cpusetd.service"
 check "install: default config" test -f "$IT_WORK/dest/etc/cpusetd/cpusetd.conf"
 
 it_done

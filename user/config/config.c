@@ -160,7 +160,7 @@ static void usage(void)
 	       "  --state-dir DIR          state files (default /run/cpusetd)\n"
 	       "  --pin-dir DIR            pinned BPF maps (default /sys/fs/bpf/cpusetd)\n"
 	       "  --kubelet-pods-dir DIR   kubelet pods directory (default /var/lib/kubelet/pods)\n"
-	       "  --on-error reject|shared what to do with a container that cannot be placed\n"
+	       "  --on-error reject|shared  what to do with a container that cannot be placed\n"
 	       "                           (default reject)\n"
 	       "  --min-shared-cpus N      CPUs always left to the shared pool, 1..%d (default 1)\n"
 	       "  --resize-check-ms MS     how often CPU limits are re-read for in-place\n"
