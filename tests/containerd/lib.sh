@@ -58,27 +58,51 @@ cri() { "$CRI_PY" tests/containerd/cri.py "$@"; }
 
 # --- the image: busybox as an OCI image layout tarball, no registry ---
 
-. tools/image/oci-layout.sh
+# blob FILE: moves FILE into the layout's blobs as sha256:<digest>; prints
+# "<digest> <size>".
+blob() {
+	local d s
+	d=$(sha256sum "$1" | cut -d' ' -f1)
+	s=$(stat -c %s "$1")
+	mv "$1" "$IT_WORK/image/oci/blobs/sha256/$d"
+	echo "$d $s"
+}
 
 # cri_build_image: rootfs (busybox, sh sleep cat true), one uncompressed
-# layer, as an OCI layout tarball (tools/image/oci-layout.sh).
+# layer, config, manifest, index.json, oci-layout; one tarball.
 cri_build_image() {
-	local i=$IT_WORK/image arch c
+	local i=$IT_WORK/image arch ld ls cd cs md ms c
 	arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
-	mkdir -p "$i"/rootfs/{bin,dev,proc,sys,etc,tmp}
+	mkdir -p "$i"/rootfs/{bin,dev,proc,sys,etc,tmp} "$i/oci/blobs/sha256"
 	cp /bin/busybox "$i/rootfs/bin/"
 	for c in sh sleep cat true; do ln -s busybox "$i/rootfs/bin/$c"; done
 	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 \
 		-C "$i/rootfs" -cf "$i/layer.tar" . || return 1
+	read -r ld ls < <(blob "$i/layer.tar")
 	# The pause (sandbox) container runs the image's Cmd: it must live.
 	cat >"$i/config.json" <<-EOF
 	{"architecture": "$arch", "os": "linux",
 	 "config": {"Env": ["PATH=/bin"], "Cmd": ["sleep", "2147483647"], "WorkingDir": "/"},
-	 "rootfs": {"type": "layers", "diff_ids": ["sha256:$(sha256sum "$i/layer.tar" | cut -d' ' -f1)"]},
+	 "rootfs": {"type": "layers", "diff_ids": ["sha256:$ld"]},
 	 "history": [{"created_by": "tests/containerd/lib.sh: busybox from busybox-static"}]}
 	EOF
-	oci_layout "$i/image.tar" "$CRI_IMAGE" "$arch" "$i/config.json" "$i/layer.tar" \
-		application/vnd.oci.image.layer.v1.tar
+	read -r cd cs < <(blob "$i/config.json")
+	cat >"$i/manifest.json" <<-EOF
+	{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+	 "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": "sha256:$cd", "size": $cs},
+	 "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:$ld", "size": $ls}]}
+	EOF
+	read -r md ms < <(blob "$i/manifest.json")
+	cat >"$i/oci/index.json" <<-EOF
+	{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+	 "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+	   "digest": "sha256:$md", "size": $ms,
+	   "platform": {"architecture": "$arch", "os": "linux"},
+	   "annotations": {"io.containerd.image.name": "$CRI_IMAGE",
+	                   "org.opencontainers.image.ref.name": "${CRI_IMAGE##*:}"}}]}
+	EOF
+	echo '{"imageLayoutVersion": "1.0.0"}' >"$i/oci/oci-layout"
+	tar -C "$i/oci" -cf "$i/image.tar" oci-layout index.json blobs
 }
 
 # --- containerd ---

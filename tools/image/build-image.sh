@@ -29,7 +29,6 @@
 set -euo pipefail
 
 die() { echo "build-image: $*" >&2; exit 1; }
-. "$(dirname "$0")/oci-layout.sh"
 
 work='' out='' deb='' suite='' mirror='' name=''
 while [ $# -gt 0 ]; do
@@ -146,13 +145,27 @@ rm -rf "$root"/var/cache/apt/* "$root"/var/log/*.log "$root"/var/cache/ldconfig/
 
 # --- the OCI layout ---
 
+oci=$work/oci
+rm -rf "$oci"
+mkdir -p "$oci/blobs/sha256"
+
+# blob FILE: moves FILE into blobs/sha256 under its digest; prints
+# "<digest> <size>".
+blob() {
+	local d s
+	d=$(sha256sum "$1" | cut -d' ' -f1)
+	s=$(stat -c %s "$1")
+	mv "$1" "$oci/blobs/sha256/$d"
+	echo "$d $s"
+}
+
 # The runtime provides /dev, /proc, /sys, /run and /tmp's contents.
 tar --sort=name --numeric-owner --one-file-system --xattrs --xattrs-include='security.capability' \
 	--exclude='./dev/*' --exclude='./proc/*' --exclude='./sys/*' --exclude='./run/*' \
 	--exclude='./tmp/*' -C "$root" -cf "$work/layer.tar" .
 diff_id=$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
 gzip -n -9 -f "$work/layer.tar"
-layer_size=$(stat -c %s "$work/layer.tar.gz")
+read -r layer layer_size < <(blob "$work/layer.tar.gz")
 
 created=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 jq -n --arg arch "$arch" --arg created "$created" --arg diff "sha256:$diff_id" \
@@ -176,12 +189,32 @@ jq -n --arg arch "$arch" --arg created "$created" --arg diff "sha256:$diff_id" \
 	rootfs: {type: "layers", diff_ids: [$diff]},
 	history: [{created: $created, created_by: ("tools/image/build-image.sh: debootstrap --variant=minbase " + $suite + ", then " + $from)}]
 }' >"$work/config.json"
+read -r config config_size < <(blob "$work/config.json")
+
+jq -n --arg c "sha256:$config" --argjson cs "$config_size" --arg l "sha256:$layer" \
+	--argjson ls "$layer_size" --arg version "$version" '{
+	schemaVersion: 2, mediaType: "application/vnd.oci.image.manifest.v1+json",
+	config: {mediaType: "application/vnd.oci.image.config.v1+json", digest: $c, size: $cs},
+	layers: [{mediaType: "application/vnd.oci.image.layer.v1.tar+gzip", digest: $l, size: $ls}],
+	annotations: {"org.opencontainers.image.version": $version}
+}' >"$work/manifest.json"
+read -r manifest manifest_size < <(blob "$work/manifest.json")
+
+# io.containerd.image.name: the full name ctr import records;
+# org.opencontainers.image.ref.name: the tag, as the OCI layout spec has it.
+jq -n --arg m "sha256:$manifest" --argjson ms "$manifest_size" --arg arch "$arch" \
+	--arg name "$name" --arg tag "${name##*:}" '{
+	schemaVersion: 2, mediaType: "application/vnd.oci.image.index.v1+json",
+	manifests: [{mediaType: "application/vnd.oci.image.manifest.v1+json", digest: $m, size: $ms,
+		platform: {architecture: $arch, os: "linux"},
+		annotations: {"io.containerd.image.name": $name, "org.opencontainers.image.ref.name": $tag}}]
+}' >"$oci/index.json"
+echo '{"imageLayoutVersion": "1.0.0"}' >"$oci/oci-layout"
+
 mkdir -p "$(dirname "$out")"
-oci_layout "$out" "$name" "$arch" "$work/config.json" "$work/layer.tar.gz" \
-	application/vnd.oci.image.layer.v1.tar+gzip \
-	"$(jq -n --arg v "$version" '{"org.opencontainers.image.version": $v}')" ||
-	die "cannot write the OCI layout $out"
+tar --sort=name --numeric-owner --owner=0 --group=0 -C "$oci" -cf "$out.tmp" oci-layout index.json blobs
+mv "$out.tmp" "$out"
 echo "$name" >"$out.name"
-rm -rf --one-file-system "$root"
+rm -rf --one-file-system "$root" "$oci"
 echo "build-image: $out ($(du -h "$out" | cut -f1); layer $((layer_size / 1024 / 1024)) MiB gzip'd," \
 	"$(($(du -s --apparent-size -k "$work/base" | cut -f1) / 1024)) MiB base) = $name"
