@@ -9,7 +9,9 @@
  * ENOENT; never 1: no --help); *ret untouched on error; on success every
  * path a C string inside its array and absolute (kubepods_root and the
  * two "" = none ones may be empty), at most CONFIG_MAX_BUNDLE_PATHS
- * bundle paths, numbers in their documented ranges.
+ * bundle paths, numbers in their documented ranges, namespace pattern
+ * lists (cores_ids_namespaces, resource_status_namespaces) of at most
+ * POLICY_NS_MAX_PATTERNS non-empty patterns of a-z 0-9 - * ? [ ] !.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +29,25 @@ static FILE *devnull;
 static void check_path(const char *p, bool may_be_empty)
 {
 	FUZZ_CHECK(p[0] == '/' || (may_be_empty && !p[0]));
+}
+
+static void check_namespaces(const char *list)
+{
+	unsigned n = 0;
+
+	FUZZ_CHECK(memchr(list, '\0', POLICY_NS_LIST_MAX) != NULL);
+	FUZZ_CHECK(strspn(list, "abcdefghijklmnopqrstuvwxyz0123456789-*?[]!,") == strlen(list));
+	for (const char *p = list; *p; n++) {
+		size_t len = strcspn(p, ",");
+
+		FUZZ_CHECK(len > 0);
+		p += len;
+		if (*p == ',') {
+			p++;
+			FUZZ_CHECK(*p);
+		}
+	}
+	FUZZ_CHECK(n <= POLICY_NS_MAX_PATTERNS);
 }
 
 static void check_config(const struct cpusetd_config *c)
@@ -54,6 +75,8 @@ static void check_config(const struct cpusetd_config *c)
 	FUZZ_CHECK(c->policy.min_shared_cpus >= 1 && c->policy.min_shared_cpus < CPUSETD_MAX_CPUS);
 	FUZZ_CHECK(c->resize_check_ms <= 3600000);
 	FUZZ_CHECK(c->log_level >= LOG_ERR && c->log_level <= LOG_DEBUG);
+	check_namespaces(c->policy.cores_ids_namespaces);
+	check_namespaces(c->policy.resource_status_namespaces);
 	/* A loaded scheduling setting is one the kernel takes as given
 	 * (config.c refuses a priority with other, a nice with fifo/rr). */
 	if (c->sched_policy == SCHED_OTHER)

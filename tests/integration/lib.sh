@@ -219,6 +219,7 @@ json_escape() {
 #   HOOK PATH: runs HOOK PATH BUNDLE_JSON before runc (hostile bundles).
 #   IT_ANNOTATIONS: a JSON object of more pod annotations (as containerd's
 #   pod_annotations passes them), e.g. '{"koordinator.sh/qosClass":"BE"}'.
+#   IT_NAMESPACE: the pod's namespace (default demo).
 # Writes a containerd-shaped config.json and runs it with runc.
 container_start() {
 	local pod=$1 name=$2 qos=$3 type=$4 milli=$5 annot=${6:-} spec_cpus=${7:-} hook=${8:-}
@@ -234,7 +235,8 @@ container_start() {
 	# costs half a second per container. IDs, paths and cpulists are
 	# ours; names come from the tests (hostile ones too): escaped.
 	local annots="" cpu extra=${IT_ANNOTATIONS:-"{}"} jpod=$pod jname=$name jannot=$annot
-	json_escape jpod; json_escape jname; json_escape jannot
+	local jns=${IT_NAMESPACE:-demo}
+	json_escape jpod; json_escape jname; json_escape jannot; json_escape jns
 	[ "$type" = container ] && annots+=", \"io.kubernetes.cri.container-name\": \"$jname\""
 	[ -n "$annot" ] && annots+=", \"weka.io/cores-ids\": \"$jannot\""
 	extra=${extra#\{}; extra=${extra%\}}
@@ -259,7 +261,7 @@ container_start() {
 	    "io.kubernetes.cri.container-type": "$type",
 	    "io.kubernetes.cri.sandbox-id": "$sid",
 	    "io.kubernetes.cri.sandbox-name": "$jpod",
-	    "io.kubernetes.cri.sandbox-namespace": "demo",
+	    "io.kubernetes.cri.sandbox-namespace": "$jns",
 	    "io.kubernetes.cri.sandbox-uid": "$uid"$annots
 	  },
 	  "linux": {

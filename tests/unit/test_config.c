@@ -123,6 +123,9 @@ static void assert_defaults(const struct cpusetd_config *c)
 	assert_int_equal(c->policy.integer_qos, POLICY_QOS_LSE);
 	assert_true(cpumask_empty(&c->policy.reserved_cpus));
 	assert_false(c->policy.prefer_isolated);
+	/* the rule book's: fixed-set annotations from every namespace */
+	assert_string_equal(c->policy.cores_ids_namespaces, "*");
+	assert_string_equal(c->policy.resource_status_namespaces, "*");
 	/* Debian's prometheus-node-exporter textfile directory */
 	assert_string_equal(c->textfile, "/var/lib/prometheus/node-exporter/cpusetd.prom");
 	assert_int_equal(c->export_interval_s, 15);
@@ -574,6 +577,62 @@ static void test_shipped_config(void **state)
 	assert_defaults(&c);
 }
 
+/* Who may use the fixed-set annotations: comma-separated namespace
+ * patterns like isolate_host_skip's, "" = none, checked strictly (a
+ * pattern that can never match a namespace is refused, not ignored). */
+static void test_namespace_keys(void **state)
+{
+	static const struct {
+		const char *ini, *argv, *cores, *status;
+	} good[] = {
+		{ "", NULL, "*", "*" },
+		{ "cores_ids_namespaces = weka-system,storage-*\n", NULL, "weka-system,storage-*", "*" },
+		{ "resource-status-namespaces = koord-[ab]?\n", NULL, "*", "koord-[ab]?" },
+		{ "cores_ids_namespaces =\nresource_status_namespaces =\n", NULL, "", "" },
+		{ "cores_ids_namespaces = a\n", "b,c", "b,c", "*" },	/* the command line wins */
+		{ "cores_ids_namespaces = a\n", "", "", "*" },
+		{ "cores_ids_namespaces = a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p\n", NULL,
+		  "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p", "*" },
+	};
+	static const struct {
+		const char *line, *err;
+	} bad[] = {
+		{ "cores_ids_namespaces = Kube-System", "got 'Kube-System'" },
+		{ "cores_ids_namespaces = a, b", "got ' b'" },
+		{ "cores_ids_namespaces = a,,b", "got ''" },
+		{ "cores_ids_namespaces = a,", "may not end in ','" },
+		{ "cores_ids_namespaces = ,a", "got ''" },
+		{ "resource_status_namespaces = ns/x", "expected comma-separated namespace patterns" },
+		{ "resource_status_namespaces = a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q", "at most 16" },
+	};
+	const char *plain[] = { "--config", ini, NULL };
+	struct cpusetd_config c;
+	char text[256];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		const char *cli[] = { "--config", ini, "--cores-ids-namespaces", good[i].argv, NULL };
+
+		write_ini(good[i].ini);
+		print_message("good %zu\n", i);
+		assert_int_equal(load(&c, good[i].argv ? cli : plain), 0);
+		assert_string_equal(c.policy.cores_ids_namespaces, good[i].cores);
+		assert_string_equal(c.policy.resource_status_namespaces, good[i].status);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		char want[256];
+
+		snprintf(text, sizeof(text), "%s\n", bad[i].line);
+		write_ini(text);
+		print_message("bad %zu\n", i);
+		assert_int_equal(load(&c, plain), -EINVAL);
+		snprintf(want, sizeof(want), "%s:1: %.*s: ", ini, (int)strcspn(bad[i].line, " "),
+			 bad[i].line);
+		assert_non_null(strstr(err, want));
+		assert_non_null(strstr(err, bad[i].err));
+	}
+}
+
 /* The allocation-policy keys: every value each takes, from the file and
  * the command line, and one clear line for a bad one. */
 static void test_policy_keys(void **state)
@@ -777,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_repeat_calls),
 		cmocka_unit_test(test_shipped_config),
 		cmocka_unit_test(test_policy_keys),
+		cmocka_unit_test(test_namespace_keys),
 		cmocka_unit_test(test_export_keys),
 		cmocka_unit_test(test_sched_keys),
 	};

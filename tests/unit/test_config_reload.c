@@ -143,7 +143,8 @@ static void test_print_round_trip(void **state)
 		   "kubelet_cpu_manager_policy_options = full-pcpus-only=true,align-by-socket=true\n"
 		   "sched_policy = other\nnice = -5\nisolate_host = yes\n"
 		   "isolate_host_skip = /a*,/b\nlog_level = debug\ncpu_bind_policy = SpreadByPCPUs\n"
-		   "numa_topology_alignment_policy = restricted\nv2_writes = per-container\n");
+		   "numa_topology_alignment_policy = restricted\nv2_writes = per-container\n"
+		   "cores_ids_namespaces = weka-*,storage\nresource_status_namespaces =\n");
 	assert_int_equal(parse(&a, NULL, err, sizeof(err)), 0);
 	f = fopen(printed, "w");
 	assert_non_null(f);
@@ -206,9 +207,12 @@ static void test_merge_live(void **state)
 	assert_int_equal(parse(&run, NULL, err, sizeof(err)), 0);
 	write_file(ini, "on_error = shared\nlog_level = debug\nresize_check_ms = 250\n"
 		   "export_interval = 7\nstate_dir = /elsewhere\nmin_shared_cpus = 2\n"
-		   "reserved_cpus = 1\nbundle_path = /x/{id}/config.json\n");
+		   "reserved_cpus = 1\nbundle_path = /x/{id}/config.json\n"
+		   "cores_ids_namespaces = weka-*\n");
 	assert_int_equal(parse(&next, NULL, err, sizeof(err)), 0);
 	config_merge_live(&run, &next);
+	assert_string_equal(run.policy.cores_ids_namespaces, "weka-*");
+	assert_string_equal(run.policy.resource_status_namespaces, "*");
 	assert_int_equal(run.policy.on_error, POLICY_ON_ERROR_SHARED);
 	assert_int_equal(run.log_level, LOG_DEBUG);
 	assert_int_equal(run.resize_check_ms, 250);
@@ -237,7 +241,8 @@ static void test_merge_live(void **state)
 		    !strcmp(n, "reserved_cpus") || !strcmp(n, "min_shared_cpus"))
 			assert_int_equal(config_key_reload(i), CONFIG_RELOAD_RESTART);
 		if (!strcmp(n, "log_level") || !strcmp(n, "on_error") || !strcmp(n, "textfile") ||
-		    !strcmp(n, "isolate_host") || !strcmp(n, "resize_check_ms"))
+		    !strcmp(n, "isolate_host") || !strcmp(n, "resize_check_ms") ||
+		    !strcmp(n, "cores_ids_namespaces") || !strcmp(n, "resource_status_namespaces"))
 			assert_int_equal(config_key_reload(i), CONFIG_RELOAD_LIVE);
 	}
 }

@@ -96,6 +96,8 @@ static const struct option long_opts[] = {
 	{ "integer-qos",	required_argument, NULL, OPT_POLICY },
 	{ "reserved-cpus",	required_argument, NULL, OPT_POLICY },
 	{ "prefer-isolated-cpus", required_argument, NULL, OPT_POLICY },
+	{ "cores-ids-namespaces", required_argument, NULL, OPT_POLICY },
+	{ "resource-status-namespaces", required_argument, NULL, OPT_POLICY },
 	{ "resize-check-ms",	required_argument, NULL, OPT_RESIZE_CHECK_MS },
 	{ "v2-writes",		required_argument, NULL, OPT_V2_WRITES },
 	{ "sched-policy",	required_argument, NULL, OPT_SCHED_POLICY },
@@ -204,6 +206,12 @@ static void usage(void)
 	       "  --kubelet-cpu-manager-policy-options NAME=BOOL,...\n"
 	       "  --besteffort-pool shared|be   --integer-qos LSE|LSR\n"
 	       "  --reserved-cpus CPULIST  --prefer-isolated-cpus BOOL\n"
+	       "Who may name CPUs by pod annotation (see the README, Security model):\n"
+	       "  --cores-ids-namespaces PATTERNS  namespaces whose pods may use\n"
+	       "                           weka.io/cores-ids: comma-separated fnmatch\n"
+	       "                           patterns, \"\" = none (default *, every namespace)\n"
+	       "  --resource-status-namespaces PATTERNS  the same for Koordinator's\n"
+	       "                           resource-status cpuset (default *)\n"
 	       "  -h, --help               this text\n"
 	       "  --check-config           parse and check the settings as a start would,\n"
 	       "                           print them and exit: 0 valid, 1 not; touches\n"

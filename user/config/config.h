@@ -8,7 +8,9 @@
  * cpu_bind_policy, cpu_exclusive_policy, numa_allocate_strategy,
  * numa_topology_alignment_policy, topology_manager_scope, kubelet_compat,
  * kubelet_cpu_manager_policy_options, besteffort_pool, integer_qos,
- * reserved_cpus, prefer_isolated_cpus. The Prometheus export (export_textfile.h):
+ * reserved_cpus, prefer_isolated_cpus; who may use the fixed-set pod
+ * annotations (policy_namespaces.c): cores_ids_namespaces,
+ * resource_status_namespaces. The Prometheus export (export_textfile.h):
  * textfile ("" = none), export_interval (seconds), export_containers
  * (all|exclusive|none), runqueue_wait_buckets_us (µs bounds, or all). The daemon's own
  * scheduling, applied at start (README "Scheduling"): sched_policy,

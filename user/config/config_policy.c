@@ -119,6 +119,51 @@ static int set_reserved(struct policy_config *c, const char *v, char *err, size_
 	return -EINVAL;
 }
 
+/* A namespace pattern list (policy.h, policy_namespaces.c): at most
+ * POLICY_NS_MAX_PATTERNS comma-separated fnmatch patterns made of what a
+ * namespace name may hold (RFC 1123 label: a-z, 0-9, '-') and fnmatch's
+ * * ? [ ] !; "" = no namespace. Checked strictly: "Kube-System" or
+ * "a, b" would match nothing, silently. */
+static int set_namespaces(char *dst, const char *v, char *err, size_t len)
+{
+	unsigned n = 0;
+
+	if (strlen(v) >= POLICY_NS_LIST_MAX) {
+		snprintf(err, len, "longer than %d characters", POLICY_NS_LIST_MAX - 1);
+		return -EINVAL;
+	}
+	for (const char *p = v; *p; n++) {
+		size_t l = strcspn(p, ","), ok = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789-*?[]!");
+
+		if (l == 0 || ok < l) {
+			snprintf(err, len, "expected comma-separated namespace patterns (a-z, 0-9, '-' "
+				 "and fnmatch's * ? [...]), got '%.*s'", (int)l, p);
+			return -EINVAL;
+		}
+		p += l;
+		if (*p == ',' && !*++p) {
+			snprintf(err, len, "a pattern list may not end in ','");
+			return -EINVAL;
+		}
+	}
+	if (n > POLICY_NS_MAX_PATTERNS) {
+		snprintf(err, len, "at most %d patterns", POLICY_NS_MAX_PATTERNS);
+		return -EINVAL;
+	}
+	strcpy(dst, v);
+	return 0;
+}
+
+static int set_cores_ids_ns(struct policy_config *c, const char *v, char *err, size_t len)
+{
+	return set_namespaces(c->cores_ids_namespaces, v, err, len);
+}
+
+static int set_resource_status_ns(struct policy_config *c, const char *v, char *err, size_t len)
+{
+	return set_namespaces(c->resource_status_namespaces, v, err, len);
+}
+
 static const struct {
 	const char *name;
 	setter set;
@@ -134,6 +179,8 @@ static const struct {
 	{ "integer-qos", set_integer_qos },
 	{ "reserved-cpus", set_reserved },
 	{ "prefer-isolated-cpus", set_isolated },
+	{ "cores-ids-namespaces", set_cores_ids_ns },
+	{ "resource-status-namespaces", set_resource_status_ns },
 };
 
 int config_policy_set(struct policy_config *c, const char *name, const char *v,
@@ -148,6 +195,10 @@ int config_policy_set(struct policy_config *c, const char *name, const char *v,
 void config_policy_defaults(struct policy_config *c)
 {
 	c->integer_qos = POLICY_QOS_LSE;
+	/* seeds/002: any pod may name its CPUs; the shipped config says why
+	 * to narrow it (README "Security model") */
+	strcpy(c->cores_ids_namespaces, "*");
+	strcpy(c->resource_status_namespaces, "*");
 	c->alloc = (struct policy_alloc_config){
 		.bind = KOORD_BIND_FULL_PCPUS,
 		.exclusive = KOORD_EXCL_NONE,

@@ -42,6 +42,8 @@ static void f_pods(const struct cpusetd_config *c, char *b, size_t n) { snprintf
 static void f_kstate(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", c->kubelet_state_file); }
 static void f_textfile(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", c->textfile); }
 static void f_skip(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", c->isolate_host_skip); }
+static void f_cores_ns(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", c->policy.cores_ids_namespaces); }
+static void f_status_ns(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", c->policy.resource_status_namespaces); }
 
 static void f_bundles(const struct cpusetd_config *c, char *b, size_t n)
 {
@@ -158,7 +160,8 @@ static void f_kubelet_opts(const struct cpusetd_config *c, char *b, size_t n)
 
 /*
  * LIVE: main.c applies it at once (log level, timers, the exporter, the
- * daemon's scheduling, host isolation, on_error in the policy) or the
+ * daemon's scheduling, host isolation, on_error and the annotation
+ * namespaces in the policy) or the
  * controller reads it where it uses it (bundle paths, kubelet pods dir,
  * kubelet state file at the resync that follows the reload).
  * RESTART: what the daemon was built on (state and pin dirs, which hold
@@ -206,6 +209,11 @@ static const struct key keys[] = {
 	{ "integer_qos", RESTART, FIELD(policy.integer_qos), 0, 0, f_qos },
 	{ "reserved_cpus", RESTART, FIELD(policy.reserved_cpus), 0, 0, f_reserved },
 	{ "prefer_isolated_cpus", RESTART, FIELD(policy.prefer_isolated), 0, 0, f_isol },
+	/* who may use the fixed-set annotations: a permission, not how CPUs
+	 * are chosen; the resync after the reload admits everyone again */
+	{ "cores_ids_namespaces", LIVE, FIELD(policy.cores_ids_namespaces), 0, 0, f_cores_ns },
+	{ "resource_status_namespaces", LIVE, FIELD(policy.resource_status_namespaces), 0, 0,
+	  f_status_ns },
 };
 
 #define N_KEYS	(sizeof(keys) / sizeof(keys[0]))

@@ -147,6 +147,7 @@ int controller_reconfigure(struct controller *c, const struct cpusetd_config *ol
 	int r;
 
 	policy_set_on_error(c->policy, cfg->policy.on_error);
+	policy_set_namespaces(c->policy, &cfg->policy);
 	if (cfg->isolate_host == old->isolate_host &&
 	    (!cfg->isolate_host || strcmp(cfg->isolate_host_skip, old->isolate_host_skip) == 0))
 		return 0;

@@ -63,10 +63,12 @@ void controller_count_reload(struct controller *c, bool ok);
 /*
  * The live settings of the config c borrows changed in place (a reload,
  * config_merge_live); old is what they were. Passes on what the
- * controller holds copies of: on_error to the policy (admissions from
- * now on), and host isolation: turned off gives everything back, turned
- * on (or new isolate_host_skip) starts over from the kernel's sets and
- * narrows at once. Every other live key is read where it is used.
+ * controller holds copies of: on_error and the annotation namespaces
+ * (cores_ids_namespaces, resource_status_namespaces) to the policy
+ * (admissions from now on; the resync that follows a reload admits every
+ * container again), and host isolation: turned off gives everything
+ * back, turned on (or new isolate_host_skip) starts over from the
+ * kernel's sets and narrows at once. Every other live key is read where it is used.
  * Returns 0 or -ENOMEM.
  */
 int controller_reconfigure(struct controller *c, const struct cpusetd_config *old);

@@ -160,6 +160,7 @@ void controller_request_of(const struct controller *c, const struct container *c
 		.container_id = ct->info.container_id,
 		.pod_uid = ct->meta.pod_uid,
 		.name = ct->name,
+		.namespace_ = ct->meta.namespace_,
 		.sandbox = ct->meta.sandbox,
 		.qos = ct->info.qos,
 		.cores_ids = ct->meta.cores_ids,

@@ -372,6 +372,25 @@ static void reopen_export(struct daemon *d, const struct cpusetd_config *old)
 			 strerror(errno));
 }
 
+/*
+ * Says once that the fixed-set annotations of the keys given (cores,
+ * status) are open to every namespace (a pattern "*": the rule book's
+ * default), which lets any pod take CPUs out of the shared pool
+ * (issue 22, H2). At start for both, at a reload for a key that became so.
+ */
+static void log_open_annotations(bool cores, bool status)
+{
+	if (!cores && !status)
+		return;
+	log_notice("%s%s%s accepted from every namespace (%s%s%s = *): any pod may take "
+		   "the CPUs it names out of the shared pool; list the namespaces allowed "
+		   "(README \"Security model\")",
+		   cores ? META_CORES_IDS_ANNOTATION : "", cores && status ? " and " : "",
+		   status ? META_RESOURCE_STATUS_ANNOTATION : "",
+		   cores ? "cores_ids_namespaces" : "", cores && status ? ", " : "",
+		   status ? "resource_status_namespaces" : "");
+}
+
 #define CHANGED(f)	(memcmp(&old->f, &d->cfg.f, sizeof(old->f)) != 0)
 
 /* Side effects of the live keys that changed from old to d->cfg (the
@@ -389,6 +408,10 @@ static int apply_live(struct daemon *d, const struct cpusetd_config *old)
 	if (CHANGED(sched_policy) || CHANGED(sched_priority) || CHANGED(nice) ||
 	    CHANGED(run_on_reserved_cpus))
 		self_sched_apply(&d->cfg, &d->topo->online);
+	log_open_annotations(CHANGED(policy.cores_ids_namespaces) &&
+			     policy_namespace_all(d->cfg.policy.cores_ids_namespaces),
+			     CHANGED(policy.resource_status_namespaces) &&
+			     policy_namespace_all(d->cfg.policy.resource_status_namespaces));
 	return controller_reconfigure(d->ctl, old) == -ENOMEM ? -ENOMEM : 0;
 }
 
@@ -786,6 +809,8 @@ static int start(struct daemon *d)
 	if (strcmp(bpf_events_write_hook(d->bpf), "none") == 0)
 		log_warn("no BPF hook on cpuset writes attached: a foreign write is undone only "
 			 "at the container's exec or the next resync (SIGHUP)");
+	log_open_annotations(policy_namespace_all(d->cfg.policy.cores_ids_namespaces),
+			     policy_namespace_all(d->cfg.policy.resource_status_namespaces));
 	if (root[0]) {
 		r = controller_resync(d->ctl);
 		if (r < 0) {

@@ -112,6 +112,10 @@ static int record(struct policy *p, const struct policy_request *req,
 		goto nomem;
 	policy_own_cpus(p, e);
 	e->pod_affinity = policy_pod_affinity_hold(p, e, req->pod_cpus);
+	/* A fixed set (annotated, or scheduled: integer without N) on a pod's
+	 * room: the room moves (policy_place.c checked it may). */
+	if (e->kind == CPUSETD_KIND_ANNOTATED || (e->kind == CPUSETD_KIND_INTEGER && !e->n_cpus))
+		policy_pod_rooms_yield(p, &e->cpus);
 	return 0;
 nomem:
 	free(e);

@@ -25,7 +25,15 @@
  *   isolated   kernel isolated CPUs are never in a pool; an integer
  *              container gets them only when it opts in.
  *   reserved_cpus (kubelet reservedSystemCPUs) stay in the shared pool and
- *              are never exclusive.
+ *              are never exclusive, nor in an annotated or scheduled set
+ *              (cpu_reserved).
+ * Who may ask for a fixed set (issue 22, H2): a pod's annotations are
+ * untrusted, so weka.io/cores-ids and resource-status are honoured only in
+ * the namespaces the node's config names (cores_ids_namespaces,
+ * resource_status_namespaces); elsewhere annotation_not_allowed.
+ * Pod-scope rooms (policy_pods.c) are held against fixed sets too: a
+ * scheduled set may not take one, an annotated set only when the room can
+ * be chosen again in full elsewhere in its pod's NUMA mask.
  * How integer CPUs are chosen (Koordinator or kubelet-compatible, NUMA
  * alignment) is policy_alloc.h.
  */
@@ -57,8 +65,16 @@ enum policy_error {
 	POLICY_ERR_TOPOLOGY_AFFINITY,	/* NUMA alignment policy refused it */
 	POLICY_ERR_SMT_ALIGNMENT,	/* not whole physical cores (FullPCPUsOnly) */
 	POLICY_ERR_RESIZE_BELOW_BASELINE,	/* shrink below the admitted CPUs */
+	POLICY_ERR_ANNOTATION_NOT_ALLOWED,	/* cores-ids / resource-status outside
+						 * the namespaces the config allows */
+	POLICY_ERR_CPU_RESERVED,	/* a fixed set names a reserved_cpus CPU */
 	POLICY_ERR__COUNT,
 };
+
+/* Room for a namespace pattern list, and the most patterns in one
+ * (like isolate_host_skip: config.h CONFIG_MAX_ISOLATE_SKIP). */
+#define POLICY_NS_LIST_MAX	1024
+#define POLICY_NS_MAX_PATTERNS	16
 
 enum policy_on_error {
 	POLICY_ON_ERROR_REJECT = 0,	/* kill the container, write the reason */
@@ -98,6 +114,11 @@ struct policy_config {
 	bool prefer_isolated;		/* every integer container opts in */
 	struct cpumask reserved_cpus;	/* kubelet reservedSystemCPUs */
 	struct policy_alloc_config alloc;
+	/* Namespaces whose pods may use weka.io/cores-ids and resource-status:
+	 * comma-separated fnmatch(3) patterns ("*" every namespace, "" none;
+	 * policy_namespace_allowed). */
+	char cores_ids_namespaces[POLICY_NS_LIST_MAX];
+	char resource_status_namespaces[POLICY_NS_LIST_MAX];
 };
 
 /* What the policy needs to know about one container. */
@@ -105,6 +126,9 @@ struct policy_request {
 	const char *container_id;	/* key of byCID; non-empty */
 	const char *pod_uid;		/* may be "" */
 	const char *name;		/* "namespace/pod/container" for messages */
+	const char *namespace_;		/* the pod's namespace (NULL = ""), for
+					 * cores_ids_namespaces and
+					 * resource_status_namespaces */
 	bool sandbox;			/* pause container: always shared */
 	enum pod_qos qos;
 	const char *cores_ids;		/* weka.io/cores-ids value, or NULL */
@@ -173,6 +197,22 @@ int policy_new(const struct topology *topo, const struct policy_config *cfg,
 	       struct policy **ret);
 void policy_free(struct policy *p);
 
+/* cores_ids_namespaces and resource_status_namespaces of cfg for the
+ * admissions from now on (a SIGHUP reload). Running containers keep their
+ * decision until they are admitted again (the resync after the reload).
+ * Cannot fail. */
+void policy_set_namespaces(struct policy *p, const struct policy_config *cfg);
+
+/*
+ * Whether namespace ns ("" or NULL: none given) matches one of the
+ * comma-separated fnmatch(3) patterns of list (flags 0; "" matches
+ * nothing). Pure. Cannot fail.
+ */
+bool policy_namespace_allowed(const char *list, const char *ns);
+
+/* Whether list allows every namespace: one of its patterns is only '*'s. */
+bool policy_namespace_all(const char *list);
+
 /* on_error for the admissions from now on (a SIGHUP reload,
  * controller_reconfigure); containers already decided keep their
  * decision. Cannot fail. */
@@ -184,9 +224,10 @@ void policy_set_on_error(struct policy *p, enum policy_on_error on_error);
  * On an admission error the container is recorded as shared with the error
  * (visible in status) and the decision says whether to reject it.
  * Returns 0 placed; on an admission error the negative errno that matches
- * (-EINVAL syntax, -ENXIO offline/NUMA, -EBUSY exclusive conflict, -ENOSPC
- * insufficient or pool empty, -EDOM not whole cores, -EXDEV NUMA alignment
- * refused) with *ret filled; -ENOMEM (nothing recorded).
+ * (-EINVAL syntax, -ENXIO offline/NUMA, -EBUSY exclusive conflict or a
+ * reserved_cpus CPU, -ENOSPC insufficient or pool empty, -EDOM not whole
+ * cores, -EXDEV NUMA alignment refused, -EACCES an annotation the pod's
+ * namespace may not use) with *ret filled; -ENOMEM (nothing recorded).
  */
 int policy_admit(struct policy *p, const struct policy_request *req,
 		 struct policy_decision *ret);

@@ -24,6 +24,8 @@ static const char *const error_names[POLICY_ERR__COUNT] = {
 	[POLICY_ERR_TOPOLOGY_AFFINITY] = "topology_affinity",
 	[POLICY_ERR_SMT_ALIGNMENT] = "smt_alignment",
 	[POLICY_ERR_RESIZE_BELOW_BASELINE] = "resize_below_baseline",
+	[POLICY_ERR_ANNOTATION_NOT_ALLOWED] = "annotation_not_allowed",
+	[POLICY_ERR_CPU_RESERVED] = "cpu_reserved",
 };
 
 /* The errno each admission error is returned as. */
@@ -38,6 +40,8 @@ static const int error_errno[POLICY_ERR__COUNT] = {
 	[POLICY_ERR_TOPOLOGY_AFFINITY] = EXDEV,
 	[POLICY_ERR_SMT_ALIGNMENT] = EDOM,
 	[POLICY_ERR_RESIZE_BELOW_BASELINE] = ERANGE,
+	[POLICY_ERR_ANNOTATION_NOT_ALLOWED] = EACCES,
+	[POLICY_ERR_CPU_RESERVED] = EBUSY,
 };
 
 const char *policy_error_name(enum policy_error err)
@@ -252,12 +256,18 @@ bool policy_disown_cpus(struct policy *p, struct policy_entry *e)
  * no housekeeping CPU), else the rest. */
 void policy_free_for(const struct policy *p, const struct klass_info *ki, struct cpumask *ret)
 {
+	policy_free_beside(p, ki, &p->pod_rooms, ret);
+}
+
+void policy_free_beside(const struct policy *p, const struct klass_info *ki,
+			const struct cpumask *rooms, struct cpumask *ret)
+{
 	struct cpumask free_cpus, iso;
 
 	cpumask_andnot(&free_cpus, &p->topo->online, &p->annotated);
 	cpumask_andnot(&free_cpus, &free_cpus, &p->exclusive);
 	cpumask_andnot(&free_cpus, &free_cpus, &p->cfg.reserved_cpus);
-	cpumask_andnot(&free_cpus, &free_cpus, &p->pod_rooms);
+	cpumask_andnot(&free_cpus, &free_cpus, rooms);
 	cpumask_and(&iso, &free_cpus, &p->topo->isolated);
 	if (ki->prefer_isolated && cpumask_weight(&iso) >= ki->n) {
 		*ret = iso;

@@ -78,6 +78,10 @@ bool policy_disown_cpus(struct policy *p, struct policy_entry *e);
 /* The CPUs an integer container of class ki may take: online − annotated
  * − exclusive − reserved_cpus, isolated ones only on opt-in (never mixed). */
 void policy_free_for(const struct policy *p, const struct klass_info *ki, struct cpumask *ret);
+/* The same with rooms in place of every pod's room (p->pod_rooms): for
+ * choosing rooms again before they move (policy_pods.c). */
+void policy_free_beside(const struct policy *p, const struct klass_info *ki,
+			const struct cpumask *rooms, struct cpumask *ret);
 
 /* The admission error of a policy_alloc_choose() errno. */
 enum policy_error policy_alloc_error(int r);
@@ -121,6 +125,22 @@ void policy_pod_affinity_resized(struct policy *p, const char *pod_uid, unsigned
 /* Chooses every pod's room again (the online set changed: a room must
  * not hold offline CPUs). */
 void policy_pod_rooms_refresh(struct policy *p);
+/*
+ * A fixed set (annotated or scheduled) of cpus is about to be taken.
+ * policy_pod_room_holder: the pod ("namespace/pod") whose room holds a CPU
+ * of cpus, with that CPU in *ret_cpu; NULL when none does.
+ * policy_pod_rooms_block: the same, but only for a room that could not be
+ * chosen again in full inside its pod's NUMA mask without cpus (replaying
+ * policy_pod_rooms_yield); NULL when every overlapped room can move.
+ */
+const char *policy_pod_room_holder(const struct policy *p, const struct cpumask *cpus,
+				   int *ret_cpu);
+const char *policy_pod_rooms_block(const struct policy *p, const struct cpumask *cpus,
+				   int *ret_cpu);
+/* Chooses again every room that holds a CPU of cpus (a fixed set just
+ * recorded: its CPUs are annotated or exclusive now). A room that cannot
+ * be whole again holds what is left in its mask (running sets, recovery). */
+void policy_pod_rooms_yield(struct policy *p, const struct cpumask *cpus);
 /* Uncounts one container of pod_uid (n_cpus); forgets the mask at zero. */
 void policy_pod_affinity_drop(struct policy *p, const char *pod_uid, unsigned n_cpus);
 

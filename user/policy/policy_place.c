@@ -3,7 +3,9 @@
  * Exclusive CPUs come out of online − annotated − exclusive −
  * reserved_cpus, and out of the isolated CPUs only for containers that
  * opt in (CRI-RM's isolated pool, seeds/003); how they are picked inside
- * that set is policy_alloc.c.
+ * that set is policy_alloc.c. Fixed sets (annotated, scheduled) are what
+ * a pod names: honoured only from the namespaces the config allows, and
+ * never on reserved_cpus, exclusive CPUs or a room another pod needs.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,14 +16,62 @@
 
 #define SCHEDULED_WHAT	META_RESOURCE_STATUS_ANNOTATION " cpuset"
 
+/* Who may ask for a fixed set (issue 22, H2): the pod's namespace against
+ * the config's list (key names it in the message). */
+static int check_namespace(const struct policy_request *req, const char *annotation,
+			   const char *list, const char *key, struct policy_decision *d)
+{
+	const char *ns = req->namespace_ ? req->namespace_ : "";
+
+	if (policy_namespace_allowed(list, ns))
+		return 0;
+	return policy_fail(d, POLICY_ERR_ANNOTATION_NOT_ALLOWED,
+			   "%s is not allowed in namespace \"%.64s\" (%s)", annotation, ns, key);
+}
+
+/* A set held by others: reserved_cpus (never given to a pod), exclusive
+ * owners, and pod-scope rooms (issue 22, M1). A scheduled set never takes
+ * a room; an annotated one only when the room can move. A set found
+ * running is the truth: rooms make way for it (policy_pod_rooms_yield). */
+static int check_held(const struct policy *p, const char *what, const struct cpumask *cpus,
+		      bool scheduled, bool running, struct policy_decision *d)
+{
+	char buf[CPULIST_MAX];
+	struct cpumask bad;
+	const char *pod;
+	int id;
+
+	cpumask_and(&bad, cpus, &p->cfg.reserved_cpus);
+	if (!cpumask_empty(&bad)) {
+		policy_fmt_mask(&bad, buf, sizeof(buf));
+		return policy_fail(d, POLICY_ERR_CPU_RESERVED,
+				   "%s CPUs %.128s are reserved for the system (reserved_cpus)",
+				   what, buf);
+	}
+	cpumask_and(&bad, cpus, &p->exclusive);
+	if ((id = cpumask_next(&bad, 0)) >= 0)
+		return policy_fail(d, POLICY_ERR_CPU_EXCLUSIVE,
+				   "%s CPU %d is exclusively owned by %.200s", what, id,
+				   p->int_owner[id]->name);
+	if (running)
+		return 0;
+	pod = scheduled ? policy_pod_room_holder(p, cpus, &id) : policy_pod_rooms_block(p, cpus, &id);
+	if (pod)
+		return policy_fail(d, POLICY_ERR_CPU_EXCLUSIVE,
+				   "%s CPU %d is held for the containers pod %.160s has still to "
+				   "place (topology_manager_scope=pod)%s", what, id, pod,
+				   scheduled ? "" : ", which would not fit elsewhere");
+	return 0;
+}
+
 /* A set a pod annotation names (what): a non-empty cpulist of online CPUs
- * whose NUMA nodes are known, none owned exclusively. */
-static int fixed_set(const struct policy *p, const char *what, const char *text, bool running,
-		     struct policy_decision *d, struct cpumask *ret)
+ * whose NUMA nodes are known, none held by others (check_held). */
+static int fixed_set(const struct policy *p, const char *what, const char *text, bool scheduled,
+		     bool running, struct policy_decision *d, struct cpumask *ret)
 {
 	struct cpumask cpus, bad;
 	char buf[CPULIST_MAX];
-	int r, id;
+	int r;
 
 	r = cpulist_parse(text, &cpus);
 	if (r < 0 || cpumask_empty(&cpus))
@@ -41,22 +91,24 @@ static int fixed_set(const struct policy *p, const char *what, const char *text,
 	if (topo_nodes_of(p->topo, &cpus, &d->mems) < 0)
 		return policy_fail(d, POLICY_ERR_NUMA_UNRESOLVED,
 				   "%s: no NUMA node known for some of its CPUs", what);
-	cpumask_and(&bad, &cpus, &p->exclusive);
-	if ((id = cpumask_next(&bad, 0)) >= 0)
-		return policy_fail(d, POLICY_ERR_CPU_EXCLUSIVE,
-				   "%s CPU %d is exclusively owned by %.200s", what, id,
-				   p->int_owner[id]->name);
+	r = check_held(p, what, &cpus, scheduled, running, d);
+	if (r < 0)
+		return r;
 	*ret = cpus;
 	return 0;
 }
 
 /* Exactly the listed CPUs; other annotated pods may list them too. */
-static int place_annotated(const struct policy *p, const char *text, bool running,
+static int place_annotated(const struct policy *p, const struct policy_request *req,
 			   struct policy_decision *d)
 {
 	struct cpumask cpus;
-	int r = fixed_set(p, "weka.io/cores-ids", text, running, d, &cpus);
+	int r = check_namespace(req, META_CORES_IDS_ANNOTATION, p->cfg.cores_ids_namespaces,
+				"cores_ids_namespaces", d);
 
+	if (r == 0)
+		r = fixed_set(p, META_CORES_IDS_ANNOTATION, req->cores_ids, false, req->running, d,
+			      &cpus);
 	if (r == 0)
 		r = policy_check_pool(p, &cpus, d);
 	if (r < 0)
@@ -68,12 +120,17 @@ static int place_annotated(const struct policy *p, const char *text, bool runnin
 
 /* Koordinator's resource-status cpuset, verbatim and exclusive: also off
  * the CPUs annotated pods pin. */
-static int place_scheduled(const struct policy *p, const char *text, bool running,
+static int place_scheduled(const struct policy *p, const struct policy_request *req,
 			   struct policy_decision *d)
 {
 	struct cpumask cpus, bad;
-	int r = fixed_set(p, SCHEDULED_WHAT, text, running, d, &cpus), id;
+	int r, id;
 
+	r = check_namespace(req, META_RESOURCE_STATUS_ANNOTATION,
+			    p->cfg.resource_status_namespaces, "resource_status_namespaces", d);
+	if (r == 0)
+		r = fixed_set(p, SCHEDULED_WHAT, req->pod->status_cpuset, true, req->running, d,
+			      &cpus);
 	if (r < 0)
 		return r;
 	cpumask_and(&bad, &cpus, &p->annotated);
@@ -148,9 +205,9 @@ int policy_place(struct policy *p, const struct policy_request *req,
 {
 	switch (ki->k) {
 	case K_ANNOTATED:
-		return place_annotated(p, req->cores_ids, req->running, d);
+		return place_annotated(p, req, d);
 	case K_SCHEDULED:
-		return place_scheduled(p, req->pod->status_cpuset, req->running, d);
+		return place_scheduled(p, req, d);
 	case K_INTEGER:
 		return place_integer(p, req, ki, d);
 	case K_BE:

@@ -11,7 +11,14 @@
  *     yet, chosen by the same allocator. Other pods' exclusive containers
  *     never take them (policy_free_for leaves out every room); the pod's
  *     own containers may. Room CPUs stay in the shared pool until used.
+ * Fixed sets (issue 22, M1; policy_place.c): a scheduled set never takes
+ * a room; an annotated one may, when the room can be chosen again in full
+ * in the pod's mask (policy_pod_rooms_block replays what
+ * policy_pod_rooms_yield then does). A fixed set found running (recovery)
+ * is the truth: rooms make way for it, whole or not.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "policy_internal.h"
@@ -22,6 +29,7 @@ struct pod_affinity {
 	unsigned refs;			/* exclusive containers holding it */
 	unsigned pod_cpus;		/* the pod's integer CPUs; 0 unknown */
 	unsigned placed;		/* CPUs of its exclusive containers */
+	char name[320];			/* "namespace/pod", for messages */
 };
 
 static bool in_scope(const struct policy *p, const char *pod_uid)
@@ -46,35 +54,56 @@ void policy_pod_affinity(const struct policy *p, const struct policy_request *re
 	ar->pod_n = req->pod_cpus > ar->n ? req->pod_cpus : ar->n;
 }
 
-/* Chooses the room again for what the pod has still to place. */
-static void refresh_room(struct policy *p, struct pod_affinity *a)
+/*
+ * The room a would get now for what its pod has still to place: chosen
+ * by the allocator inside its mask, out of the free CPUs not in rooms
+ * (the other pods' rooms) nor in minus (NULL: none). Returns 0 with *ret
+ * (empty when nothing is left to place), or -ENOSPC when it cannot be
+ * whole, with *ret = every such CPU in the mask.
+ */
+static int choose_room(const struct policy *p, const struct pod_affinity *a,
+		       const struct cpumask *rooms, const struct cpumask *minus,
+		       struct cpumask *ret)
 {
 	struct klass_info ki = { .k = K_INTEGER };
 	struct policy_alloc_req ar = { .has_affinity = true, .affinity = a->nodes };
 	struct policy_alloc_result res;
 	char why[64];
 
-	cpumask_andnot(&p->pod_rooms, &p->pod_rooms, &a->room);
-	cpumask_zero(&a->room);
+	cpumask_zero(ret);
 	if (a->pod_cpus <= a->placed)
-		return;
+		return 0;
 	ki.n = ar.n = a->pod_cpus - a->placed;
-	policy_free_for(p, &ki, &ar.free);
+	policy_free_beside(p, &ki, rooms, &ar.free);
+	if (minus)
+		cpumask_andnot(&ar.free, &ar.free, minus);
 	alloc_topo_cpus_of_nodes(p->at, &a->nodes, &res.cpus);
 	cpumask_and(&ar.free, &ar.free, &res.cpus);
-	/* Short of room (another pod came first, or a wrong pod limit):
-	 * hold what is left in the mask. */
-	if (policy_alloc_choose(p->at, &p->cfg.alloc, &ar, &res, why, sizeof(why)) < 0)
-		res.cpus = ar.free;
-	a->room = res.cpus;
+	if (policy_alloc_choose(p->at, &p->cfg.alloc, &ar, &res, why, sizeof(why)) < 0) {
+		*ret = ar.free;
+		return -ENOSPC;
+	}
+	*ret = res.cpus;
+	return 0;
+}
+
+/* Chooses the room again for what the pod has still to place. Short of
+ * room (another pod came first, or a wrong pod limit): it holds what is
+ * left in the mask. */
+static void refresh_room(struct policy *p, struct pod_affinity *a)
+{
+	cpumask_andnot(&p->pod_rooms, &p->pod_rooms, &a->room);
+	choose_room(p, a, &p->pod_rooms, NULL, &a->room);
 	cpumask_or(&p->pod_rooms, &p->pod_rooms, &a->room);
 }
 
-/* The pod's entry, created with nodes when missing; NULL on ENOMEM. */
+/* The pod's entry, created with nodes when missing; name is a container's
+ * "namespace/pod/container" (its pod part is kept). NULL on ENOMEM. */
 static struct pod_affinity *get_or_add(struct policy *p, const char *pod_uid,
-				       const struct cpumask *nodes)
+				       const struct cpumask *nodes, const char *name)
 {
 	struct pod_affinity *a = strmap_get(p->pods, pod_uid);
+	char *slash;
 
 	if (a)
 		return a;
@@ -82,6 +111,10 @@ static struct pod_affinity *get_or_add(struct policy *p, const char *pod_uid,
 	if (!a)
 		return NULL;
 	a->nodes = *nodes;
+	snprintf(a->name, sizeof(a->name), "%s", name && name[0] ? name : pod_uid);
+	slash = strrchr(a->name, '/');
+	if (slash && slash != a->name)
+		*slash = '\0';
 	if (strmap_put(p->pods, pod_uid, a) < 0) {
 		free(a);
 		return NULL;
@@ -93,7 +126,7 @@ void policy_pod_affinity_note(struct policy *p, const struct policy_request *req
 			      const struct cpumask *nodes)
 {
 	if (in_scope(p, req->pod_uid))
-		get_or_add(p, req->pod_uid, nodes);
+		get_or_add(p, req->pod_uid, nodes, req->name);
 }
 
 bool policy_pod_affinity_hold(struct policy *p, const struct policy_entry *e, unsigned pod_cpus)
@@ -102,7 +135,7 @@ bool policy_pod_affinity_hold(struct policy *p, const struct policy_entry *e, un
 
 	if (e->kind != CPUSETD_KIND_INTEGER || !in_scope(p, e->pod_uid))
 		return false;
-	a = get_or_add(p, e->pod_uid, &e->mems);
+	a = get_or_add(p, e->pod_uid, &e->mems, e->name);
 	if (!a)
 		return false;	/* ENOMEM: the pod is aligned per container */
 	a->refs++;
@@ -147,4 +180,61 @@ void policy_pod_rooms_refresh(struct policy *p)
 
 	while (p->pods && strmap_next(p->pods, &it, &k, &v))
 		refresh_room(p, v);
+}
+
+const char *policy_pod_room_holder(const struct policy *p, const struct cpumask *cpus,
+				   int *ret_cpu)
+{
+	const struct pod_affinity *a;
+	struct cpumask both;
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (p->pods && strmap_next(p->pods, &it, &k, &v)) {
+		a = v;
+		cpumask_and(&both, &a->room, cpus);
+		if (!cpumask_empty(&both)) {
+			*ret_cpu = cpumask_next(&both, 0);
+			return a->name;
+		}
+	}
+	return NULL;
+}
+
+/* The same walk, in the same order, as policy_pod_rooms_yield, on a copy
+ * of the rooms: what yield would choose, without choosing it. */
+const char *policy_pod_rooms_block(const struct policy *p, const struct cpumask *cpus,
+				   int *ret_cpu)
+{
+	struct cpumask rooms = p->pod_rooms, room, both;
+	const struct pod_affinity *a;
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (p->pods && strmap_next(p->pods, &it, &k, &v)) {
+		a = v;
+		cpumask_and(&both, &a->room, cpus);
+		if (cpumask_empty(&both))
+			continue;
+		cpumask_andnot(&rooms, &rooms, &a->room);
+		if (choose_room(p, a, &rooms, cpus, &room) < 0) {
+			*ret_cpu = cpumask_next(&both, 0);
+			return a->name;
+		}
+		cpumask_or(&rooms, &rooms, &room);
+	}
+	return NULL;
+}
+
+void policy_pod_rooms_yield(struct policy *p, const struct cpumask *cpus)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	while (p->pods && strmap_next(p->pods, &it, &k, &v))
+		if (cpumask_intersects(&((struct pod_affinity *)v)->room, cpus))
+			refresh_room(p, v);
 }
