@@ -90,12 +90,17 @@ int controller_resize_pools(struct controller *c)
 	return r;
 }
 
+static void sync_map(struct controller *c, struct container *ct)
+{
+	controller_sync_map(c, ct);	/* a failure is handled there */
+}
+
 /* The placement map's view of shared containers after a resize; called
  * once converged, so it is not on the convergence clock. */
 void controller_sync_pooled_maps(struct controller *c)
 {
 	if (c->bpf)
-		for_each_shared(c, controller_sync_map);
+		for_each_shared(c, sync_map);
 }
 
 static void record_convergence(struct controller *c, uint64_t event_ns)

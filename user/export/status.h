@@ -75,7 +75,8 @@
  *                "hotplug_changes": N, "hotplug_replacements": N,
  *                "hotplug_shortfalls": N, "events_stale": N,
  *                "exited_released": N, "foreign_writes": N,
- *                "foreign_restores": N, "write_conflicts": N},
+ *                "foreign_restores": N, "write_conflicts": N,
+ *                "placement_map_errors": N, "placement_map_pruned": N, ...},
  *   "foreign_writers": {"<comm>": N, ...},
  *   "convergence": {"count": N, "last_ns": N,
  *                   "recent_ns": [N, ...]}   (newest last, at most 1024)
