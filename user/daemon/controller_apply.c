@@ -50,6 +50,30 @@ void controller_apply(struct controller *c, struct container *ct)
 	controller_write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
 }
 
+bool controller_off_decision(struct controller *c, struct container *ct, enum cgfs_cpuset_file f)
+{
+	bool pool, known = f == CGFS_CPUS ? ct->cpus_known : ct->mems_known;
+	const struct cpumask *have = f == CGFS_CPUS ? &ct->cpus_applied : &ct->mems_applied;
+	const struct cpumask *want;
+
+	if (!container_live(ct))
+		return false;
+	/* The same choices as controller_apply above, without the writes. */
+	if (f == CGFS_CPUS && controller_planned(c))
+		return controller_plan_off(c, ct);
+	pool = policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus);
+	if (f == CGFS_MEMS) {
+		if (pool || (!controller_planned(c) && cpumask_empty(&ct->d.cpus)))
+			return false;	/* mems left as they are */
+		want = &ct->d.mems;
+	} else {
+		if (cpumask_empty(&ct->d.cpus))
+			return false;	/* an empty set is never written */
+		want = &ct->d.cpus;
+	}
+	return !known || !cpumask_equal(have, want);
+}
+
 /* One container to its decision; planned, the whole tree (a new
  * container can change what its pod or slice must hold). 0 or -ENOMEM. */
 int controller_apply_one(struct controller *c, struct container *ct)

@@ -248,6 +248,13 @@ void controller_apply(struct controller *c, struct container *ct);
  * container can change what its pod or slice must hold). 0 or -ENOMEM. */
 int controller_apply_one(struct controller *c, struct container *ct);
 
+/* Whether ct's cpuset file f as last written or read (cpus_applied,
+ * mems_applied) is off its decision: controller_apply (or, for planned
+ * cpus, the v2 plan) would write it now. Unreadable counts as off; a file
+ * the decision leaves alone (a pooled container's mems, an empty set)
+ * never is. Writes nothing. Cannot fail. */
+bool controller_off_decision(struct controller *c, struct container *ct, enum cgfs_cpuset_file f);
+
 /* Admits ct (again: any earlier entry is released first) and converges:
  * pooled containers first when the pools moved, then ct; the placement
  * map follows; an admission error goes to controller_handle_error.
