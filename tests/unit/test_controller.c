@@ -1182,6 +1182,42 @@ static void test_foreign_write_counted_when_off(void **state)
 	}
 }
 
+/*
+ * The writer table is bounded (issue 22 L6): the first 16 distinct comms
+ * keep their own count, every later one is counted under "other"; no
+ * entry ever goes away or goes back (each is a Prometheus series).
+ */
+static void test_foreign_writers_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct ct g = start(f, POD_QOS_GUARANTEED, 2);
+	struct snapshot snap;
+	char comm[16];
+
+	assert_exclusive(f, &g, 2);
+	for (int i = 0; i < 17; i++) {
+		snprintf(comm, sizeof(comm), "w%02d", i);
+		foreign_write_by(f, &g, "cpuset.cpus", "0-7\n", comm, true);
+	}
+	assert_int_equal(controller_snapshot(f->c, &snap), 0);
+	assert_int_equal(snap.n_writers, 17);
+	snapshot_release(&snap);
+	for (int i = 0; i < 16; i++) {
+		snprintf(comm, sizeof(comm), "w%02d", i);
+		assert_int_equal(foreign_writes(f, comm), 1);
+	}
+	assert_int_equal(foreign_writes(f, "w16"), 0);
+	assert_int_equal(foreign_writes(f, "other"), 1);
+	foreign_write_by(f, &g, "cpuset.cpus", "0-6\n", "w17", true);
+	foreign_write_by(f, &g, "cpuset.cpus", "0-5\n", "w03", true);
+	assert_int_equal(foreign_writes(f, "other"), 2);
+	assert_int_equal(foreign_writes(f, "w03"), 2);
+	assert_int_equal(foreign_writes(f, NULL), 19);
+	assert_int_equal(controller_snapshot(f->c, &snap), 0);
+	assert_int_equal(snap.n_writers, 17);
+	snapshot_release(&snap);
+}
+
 /* --- cgroup v2: the hierarchical writes (controller_plan.c) --- */
 
 /* ct runs on exactly want (its effective set, as its tasks see it). */
@@ -1407,6 +1443,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_foreign_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_write_counted_when_off, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_writers_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v2_foreign_write_counted_when_off, setup_v2,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_v2_admit, setup_v2, teardown),

@@ -39,11 +39,30 @@ static void writer_comm(const struct cpusetd_event *ev, char *buf, size_t len)
 	log_sanitize(buf);
 }
 
+/*
+ * The writers by comm (status.json foreign_writers, the .prom's
+ * cpusetd_foreign_cpuset_writes_total{comm}) are bounded: a writer names
+ * itself, so a pod could make up a new comm for every write. The first
+ * WRITERS_MAX distinct comms keep an entry each for the daemon's life,
+ * and every later one is counted under WRITERS_OTHER. "Top" is by
+ * arrival, not by count: an entry is never dropped for a busier writer,
+ * because a Prometheus counter whose series went away and came back would
+ * read as a reset. A writer whose comm is "other" shares that entry.
+ * 16 is far more than the writers a node has (kubelet, a runtime, an
+ * agent, an admin's shell), and bounds the series at 17.
+ */
+#define WRITERS_MAX	16
+#define WRITERS_OTHER	"other"
+
 /* One more foreign write by comm, for status.json and the .prom export. */
 static void count_writer(struct controller *c, const char *comm)
 {
 	struct writer_count *w = strmap_get(c->writers, comm);
 
+	if (!w && strmap_count(c->writers) >= WRITERS_MAX) {
+		comm = WRITERS_OTHER;
+		w = strmap_get(c->writers, comm);
+	}
 	if (!w) {
 		w = calloc(1, sizeof(*w));
 		if (!w || strmap_put(c->writers, comm, w) < 0) {

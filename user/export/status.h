@@ -77,7 +77,7 @@
  *                "exited_released": N, "foreign_writes": N,
  *                "foreign_restores": N, "write_conflicts": N,
  *                "placement_map_errors": N, "placement_map_pruned": N, ...},
- *   "foreign_writers": {"<comm>": N, ...},
+ *   "foreign_writers": {"<comm>": N, ...}  (the first 16 comms, then "other"),
  *   "convergence": {"count": N, "last_ns": N,
  *                   "recent_ns": [N, ...]}   (newest last, at most 1024)
  * }
