@@ -204,25 +204,32 @@ static __always_inline int on_cgroup(struct cgroup *cgrp, const char *path, __u3
 	return 0;
 }
 
+/* count_exec's answers. */
+#define EXEC_UNKNOWN	-1	/* no lifecycle entry */
+#define EXEC_RUNTIME	0	/* from the runtime's mount namespace */
+#define EXEC_OWN	1	/* the container's own */
+#define EXEC_OWN_FIRST	2	/* the container's own, its first */
+
 /*
  * Counts an exec in cgroup id and says whether it is the container's own
- * (another mount namespace than the runtime's). Unknown cgroups (no
- * lifecycle entry: made while the daemon was down, before user space
- * filled it in) give -1. The count is an atomic, a full barrier: user
- * space arms a rejection and then reads own_execs, so an exec either sees
- * the armed placement or is seen in the count.
+ * (another mount namespace than the runtime's), and its first. Unknown
+ * cgroups (no lifecycle entry: made while the daemon was down, before
+ * user space filled it in) give EXEC_UNKNOWN. The count is an atomic, a
+ * full barrier: user space arms a rejection and then reads own_execs, so
+ * an exec either sees the armed placement or is seen in the count.
  */
 static __always_inline int count_exec(__u64 id, struct task_struct *p)
 {
 	struct cpusetd_lifecycle *lc = bpf_map_lookup_elem(&lifecycle, &id);
 
 	if (!lc)
-		return -1;
+		return EXEC_UNKNOWN;
 	if (task_mntns(p) == lc->runtime_mntns)
-		return 0;
-	if (__sync_fetch_and_add(&lc->own_execs, 1) == 0)
-		lc->first_exec_ns = bpf_ktime_get_ns();
-	return 1;
+		return EXEC_RUNTIME;
+	if (__sync_fetch_and_add(&lc->own_execs, 1) != 0)
+		return EXEC_OWN;
+	lc->first_exec_ns = bpf_ktime_get_ns();
+	return EXEC_OWN_FIRST;
 }
 
 static __always_inline void send_exec(struct task_struct *p, __u64 id, struct cgroup *cgrp,
@@ -246,6 +253,11 @@ static __always_inline void send_exec(struct task_struct *p, __u64 id, struct cg
  * compare-and-swap, so when several tasks exec at once exactly one
  * reports. An exec in a cgroup with no lifecycle entry counts as own for
  * the check (a harmless re-read), never for a kill.
+ *
+ * A container the lifecycle map knows but the placement map does not
+ * (user space could not write its entry: the map was full) has its first
+ * own exec reported (CPUSETD_EXEC_UNPLACED), once: user space then does
+ * the exec check itself, and kills a rejection it could not arm here.
  */
 static __always_inline int on_exec(struct task_struct *p)
 {
@@ -260,12 +272,17 @@ static __always_inline int on_exec(struct task_struct *p)
 		return 0;
 	id = BPF_CORE_READ(cgrp, kn, id);
 	own = count_exec(id, p);
-	if (own == 0)
+	if (own == EXEC_RUNTIME)
 		return 0;	/* the runtime's own exec: it is still creating */
 	pl = bpf_map_lookup_elem(&placement, &id);
-	if (!pl)
+	if (!pl) {
+		if (own == EXEC_OWN_FIRST)
+			send_exec(p, id, cgrp, CPUSETD_EXEC_OWN | CPUSETD_EXEC_UNPLACED);
 		return 0;
-	if (own > 0 && pl->reject) {
+	}
+	/* One aligned load: the element may have been recycled for another
+	 * key since the lookup (maps/cpusetd.h), and then names that key. */
+	if (own >= EXEC_OWN && *(volatile __u64 *)&pl->reject_id == id) {
 		bpf_send_signal(9 /* SIGKILL */);
 		send_exec(p, id, cgrp, CPUSETD_EXEC_OWN | CPUSETD_EXEC_KILLED);
 		return 0;
@@ -284,11 +301,13 @@ static __always_inline int on_exec(struct task_struct *p)
 	 * replaced element without waiting for readers, so if user space
 	 * rewrites this key and another key reuses the old element between
 	 * our lookup and the swap, we may clear that key's flag and report
-	 * under our id. User space re-arms and rechecks on resync anyway.
+	 * under our id: a needless re-read for us, a missed check for the
+	 * other, which user space re-arms at resync. (The kill above cannot
+	 * be misdirected so: it is keyed to the id.)
 	 */
 	if (__sync_val_compare_and_swap((__u64 *)pl, old.word, new.word) != old.word)
 		return 0;
-	send_exec(p, id, cgrp, own > 0 ? CPUSETD_EXEC_OWN : 0);
+	send_exec(p, id, cgrp, own >= EXEC_OWN ? CPUSETD_EXEC_OWN : 0);
 	return 0;
 }
 

@@ -7,14 +7,16 @@
  * Every struct has explicit padding so the two compilers agree on layout.
  * Map values are structs so `bpftool map dump` prints named fields.
  *
- * Bump CPUSETD_LAYOUT_VERSION whenever a pinned map's key or value changes:
- * libbpf reuses a pinned map when only its sizes match and never compares
- * BTF, so a new layout must live in a new pin directory.
+ * Bump CPUSETD_LAYOUT_VERSION whenever a pinned map's key, value, type or
+ * flags change: libbpf reuses a pinned map when its type, sizes and flags
+ * match and never compares BTF, so a new layout must live in a new pin
+ * directory. The daemon removes the directories of older layouts at start
+ * (bpf_load_remove_old_layouts).
  */
 #ifndef CPUSETD_MAPS_H
 #define CPUSETD_MAPS_H
 
-#define CPUSETD_LAYOUT_VERSION	3
+#define CPUSETD_LAYOUT_VERSION	4
 
 /* Largest logical CPU id + 1 the daemon supports (topology limit). */
 #define CPUSETD_MAX_CPUS	1024
@@ -38,6 +40,11 @@ enum cpusetd_event_type {
 					 * namespace other than the one of the
 					 * runtime that made the cgroup */
 #define CPUSETD_EXEC_KILLED	2	/* placement said reject: SIGKILLed at once */
+#define CPUSETD_EXEC_UNPLACED	4	/* no placement entry (user space could not
+					 * write it: map full): the container's
+					 * first own exec, reported once so user
+					 * space can check it, or kill a rejection
+					 * the map could not arm */
 
 /* CPUSETD_EV_CPUSET_WRITE arg: which file. */
 enum cpusetd_cpuset_file {
@@ -83,13 +90,19 @@ enum cpusetd_kind {
  * User space writes it; BPF reads it to pick the exec events worth a
  * re-check (clearing verify_pending when it has sent one), to kill a
  * rejected container at its own first exec, and to report foreign writes.
+ *
+ * reject_id is the key itself, not a flag: the map is a preallocated hash,
+ * whose replaced or deleted elements the kernel hands to the next update
+ * of any key while a program may still read them, so a program that
+ * looked up one container could read another's value. A kill is taken
+ * only when this one aligned word names the cgroup being exec'd in.
  */
 struct cpusetd_placement {
 	__u32 kind;		/* enum cpusetd_kind */
 	__u32 verify_pending;	/* 1: report the container's next own exec */
 	__u64 cpus[CPUSETD_MASK_WORDS];	/* bit n = logical CPU n */
-	__u32 reject;		/* 1: SIGKILL every own exec (on_error=reject) */
-	__u32 pad;
+	__u64 reject_id;	/* == the key: SIGKILL every own exec
+				 * (on_error=reject); 0: admitted */
 };
 
 /*

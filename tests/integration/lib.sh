@@ -8,6 +8,8 @@
 
 IT_OUT=${IT_OUT:-build}
 IT_FAILED=0
+# The pinned maps live in $IT_PIN/v$IT_LAYOUT (maps/cpusetd.h).
+IT_LAYOUT=$(sed -n 's/^#define CPUSETD_LAYOUT_VERSION[[:space:]]*\([0-9]*\).*/\1/p' maps/cpusetd.h)
 # The cpuset hierarchy: v1 (and hybrid) have their own mount; on pure v2
 # (the VM lane) it is the unified root, with IT_V2=1. Ancestors there
 # must enable cpuset in cgroup.subtree_control and children inherit

@@ -80,7 +80,7 @@ check "explain unknown: exit 1, one line" bash -c \
 check "explain bad name: exit 2, one line" bash -c "[ $? -eq 2 ] && [ \$(wc -l <$IT_WORK/err) -eq 1 ]"
 
 # --- top and status contention ----------------------------------------------
-if [ -e "$IT_PIN/v3/cpu_stats" ]; then
+if [ -e "$IT_PIN/v$IT_LAYOUT/cpu_stats" ]; then
 	ctl top --json --count 2 --interval 0.2 >"$IT_WORK/top" 2>"$IT_WORK/err"
 	check "top --json --count 2: exit 0" test $? -eq 0
 	check "top --json: two documents" test "$(jq -s length "$IT_WORK/top")" = 2
@@ -99,10 +99,10 @@ if [ -e "$IT_PIN/v3/cpu_stats" ]; then
 		"ctl() { $IT_OUT/cpusetctl --state-dir $st --pin-dir $IT_PIN \"\$@\"; };
 		 ctl status | grep -A1 '^CONTENTION' | grep -Eq 'CPU +SWITCHES +PREEMPTIONS'"
 else
-	it_log "telemetry maps not pinned at $IT_PIN/v3: top and status say so"
+	it_log "telemetry maps not pinned at $IT_PIN/v$IT_LAYOUT: top and status say so"
 	ctl top --json --count 1 >/dev/null 2>"$IT_WORK/err"
 	check "top without maps: exit 1 naming the pin dir" bash -c \
-		"[ $? -eq 1 ] && grep -q 'no telemetry maps pinned at $IT_PIN/v3' $IT_WORK/err"
+		"[ $? -eq 1 ] && grep -q 'no telemetry maps pinned at $IT_PIN/v$IT_LAYOUT' $IT_WORK/err"
 	check "status without maps says contention is not available" bash -c \
 		"$IT_OUT/cpusetctl --state-dir $st --pin-dir $IT_PIN status | grep -q 'not available: no telemetry maps'"
 fi

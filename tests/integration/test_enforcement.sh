@@ -56,12 +56,15 @@ check "conflict error goes with the pod" wait_for 30 bash -c \
 wait_for 30 allowed_is s1 app 0-1
 
 # --- 2. the runtime's own set (linux.resources.cpu.cpus) ---
+fw=$(jq .counters.foreign_writes "$IT_WORK/state/status.json")
 container_start g2 POD guaranteed sandbox 0
 container_start g2 app guaranteed container 1000 "" 0-1
 check "runtime-set case: the container runs on its exclusive CPU" wait_for 30 allowed_is g2 app 0
 check "runtime-set case: its cgroup says 0" test "$(cg_file g2 app cpuset.cpus)" = 0
 pod_stop g2
 wait_for 30 allowed_is s1 app 0-1
+check "runtime-set case: the runtime's write is not a foreign write" \
+	jq -e ".counters.foreign_writes == $fw" "$IT_WORK/state/status.json"
 
 # --- 3. a killed container whose cgroup stays holds nothing ---
 pod_start g3 guaranteed 1000
@@ -155,6 +158,24 @@ for hook in fanotify syscall; do
 	unset CPUSETD_BPF_NO_FEXIT CPUSETD_BPF_NO_KPROBE CPUSETD_NO_FANOTIFY
 	check "$hook: the write hook attached is $hook" \
 		test "$(jq -r .daemon.write_hook "$IT_WORK/state/status.json")" = $hook
+	# A normal run: runc writes its containers' cpuset files as it makes
+	# them (the parent's sets copied into a new v1 cpuset, the bundle's
+	# cpus); none of that is a foreign write (issue 22 L8).
+	pod_start n$hook burstable 500
+	pod_start i$hook guaranteed 1000
+	check "$hook: normal run: integer container on CPU 0" wait_for 30 allowed_is i$hook app 0
+	check "$hook: normal run: shared containers on the pool" wait_for 30 allowed_is n$hook app 1
+	pod_stop i$hook
+	container_start r$hook POD guaranteed sandbox 0
+	container_start r$hook app guaranteed container 1000 "" 0-1
+	check "$hook: normal run: runtime-set container on CPU 0" wait_for 30 allowed_is r$hook app 0
+	pod_stop r$hook
+	pod_stop n$hook
+	wait_for 30 allowed_is s1 app 0-1
+	wait_for 30 bash -c "! jq -e '.containers[] | select(.pod == \"n$hook\")' \
+		$IT_WORK/state/status.json >/dev/null"
+	check "$hook: a normal run of containers counts no foreign write" \
+		jq -e '.counters.foreign_writes == 0' "$IT_WORK/state/status.json"
 	pod_start g6$hook guaranteed 1000
 	check "$hook: integer container on CPU 0" wait_for 30 allowed_is g6$hook app 0
 	wait_for 30 allowed_is s1 app 1

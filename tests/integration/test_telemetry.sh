@@ -9,7 +9,7 @@ IT_OUT=${1:-build}
 it_start telemetry kubepods
 command -v stress-ng >/dev/null || it_skip_all "stress-ng missing (make deps)"
 command -v bpftool >/dev/null || it_skip_all "bpftool missing (make deps)"
-TEL=$IT_PIN/v3
+TEL=$IT_PIN/v$IT_LAYOUT
 
 # --- bpftool readers: .formatted is the BTF view (named fields) ---
 dump() { bpftool -j map dump pinned "$TEL/$1" 2>/dev/null; }
@@ -56,7 +56,7 @@ busy_pid() { grep -vx "$(pid_of "$1" "$2")" "$(cg_dir "$1" "$2")/cgroup.procs" |
 # CPU 0 reserved for the system, so the integer container gets CPU 1.
 check "daemon starts with telemetry" daemon_start "$ROOT" --reserved-cpus 0 --export-interval 1
 check "telemetry attached via tp_btf" wait_for 5 grep -q "telemetry attached via tp_btf" "$IT_WORK/daemon.log"
-check "every telemetry map is pinned under v3/" bash -c \
+check "every telemetry map is pinned under v$IT_LAYOUT/" bash -c \
 	"for m in cpu_stats cgroup_stats cpu_owner foreign cpu_node; do [ -e $TEL/\$m ] || exit 1; done"
 
 pod_start s1 burstable 500

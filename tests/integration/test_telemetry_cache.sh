@@ -19,7 +19,7 @@ IT_OUT=${1:-build}
 it_start telemetry_cache kubepods
 command -v stress-ng >/dev/null || it_skip_all "stress-ng missing (make deps)"
 command -v bpftool >/dev/null || it_skip_all "bpftool missing (make deps)"
-TEL=$IT_PIN/v3
+TEL=$IT_PIN/v$IT_LAYOUT
 
 dump() { bpftool -j map dump pinned "$TEL/$1" 2>/dev/null; }
 cpu_stat() { dump cpu_stats | jq -r --argjson c "$1" ".[] | select(.formatted.key == \$c) | .formatted.value.$2"; }

@@ -526,18 +526,30 @@ static void send(struct fx *f, uint32_t type, const struct ct *ct, uint32_t arg)
 	assert_int_equal(controller_handle(f->c, &ev), 0);
 }
 
-/* Another process (kubelet) writes value to ct's cpuset.cpus; BPF
- * reports it after the write went through. */
-static void foreign_write(struct fx *f, const struct ct *ct, const char *value)
+/* Another process named comm writes value to ct's file (cpuset.cpus or
+ * cpuset.mems); the hook reports it after the write went through, with the
+ * bytes (the BPF hooks) or without (fanotify). */
+static void foreign_write_by(struct fx *f, const struct ct *ct, const char *file,
+			     const char *value, const char *comm, bool bytes)
 {
-	struct cpusetd_event ev = event(CPUSETD_EV_CPUSET_WRITE, ct, CPUSETD_FILE_CPUS);
+	bool cpus_ = strcmp(file, "cpuset.cpus") == 0;
+	struct cpusetd_event ev = event(CPUSETD_EV_CPUSET_WRITE, ct,
+					cpus_ ? CPUSETD_FILE_CPUS : CPUSETD_FILE_MEMS);
 
-	put(f->cpuset, ct->path, "cpuset.cpus", value);
+	put(f->cpuset, ct->path, file, value);
 	ev.level = 0;
 	ev.pid = (uint32_t)getpid();
-	snprintf(ev.comm, sizeof(ev.comm), "kubelet");
-	snprintf(ev.path, sizeof(ev.path), "%s", value);	/* the value written */
+	snprintf(ev.comm, sizeof(ev.comm), "%s", comm);
+	ev.path[0] = '\0';
+	if (bytes)
+		snprintf(ev.path, sizeof(ev.path), "%s", value);	/* the value written */
 	assert_int_equal(controller_handle(f->c, &ev), 0);
+}
+
+/* kubelet writes value to ct's cpuset.cpus (a BPF hook reports it). */
+static void foreign_write(struct fx *f, const struct ct *ct, const char *value)
+{
+	foreign_write_by(f, ct, "cpuset.cpus", value, "kubelet", true);
 }
 
 /* A running container of class qos, announced by its mkdir event. */
@@ -1113,6 +1125,99 @@ static void test_foreign_write(void **state)
 	assert_cpus(f, &g, all);
 }
 
+/* Foreign writes counted so far, and by the writer comm (0: none). */
+static uint64_t foreign_writes(const struct fx *f, const char *comm)
+{
+	struct snapshot snap;
+	uint64_t n = 0;
+
+	assert_int_equal(controller_snapshot(f->c, &snap), 0);
+	if (!comm)
+		n = snap.n->foreign_writes;
+	for (size_t i = 0; comm && i < snap.n_writers; i++)
+		if (strcmp(snap.writers[i].comm, comm) == 0)
+			n = snap.writers[i].writes;
+	snapshot_release(&snap);
+	return n;
+}
+
+/*
+ * A foreign write is counted only when it left the file off our
+ * decision (issue 22 L8), with the bytes (BPF hooks) and without
+ * (fanotify): a runtime copying the pool into a new cgroup, writing the
+ * set we chose, or writing a pooled container's mems (which we leave
+ * alone) is not foreign; kubelet writing every CPU is, and is undone.
+ */
+static void test_foreign_write_counted_when_off(void **state)
+{
+	struct fx *f = *state;
+	struct ct b1 = start(f, POD_QOS_BURSTABLE, 0);
+	struct ct g = start(f, POD_QOS_GUARANTEED, 2);
+	struct cpumask excl = assert_exclusive(f, &g, 2);
+	char same[CPULIST_MAX + 1], shared[CPULIST_MAX + 1];
+	uint64_t n = 0;
+
+	fmt(&excl, same);
+	strcat(same, "\n");
+	{
+		struct cpumask p = pool(f, &excl);
+
+		fmt(&p, shared);
+		strcat(shared, "\n");
+	}
+	for (int bytes = 0; bytes < 2; bytes++) {
+		foreign_write_by(f, &b1, "cpuset.mems", "0\n", "runc", bytes);
+		foreign_write_by(f, &b1, "cpuset.cpus", shared, "runc", bytes);
+		foreign_write_by(f, &g, "cpuset.cpus", same, "runc", bytes);
+		foreign_write_by(f, &g, "cpuset.mems", "0\n", "runc", bytes);
+		assert_int_equal(foreign_writes(f, NULL), n);
+		assert_int_equal(foreign_writes(f, "runc"), 0);
+		foreign_write_by(f, &g, "cpuset.cpus", "0-7\n", "kubelet", bytes);
+		assert_int_equal(foreign_writes(f, NULL), ++n);
+		assert_int_equal(foreign_writes(f, "kubelet"), n);
+		assert_cpus(f, &g, excl);	/* undone */
+		foreign_write_by(f, &b1, "cpuset.cpus", same, "kubelet", bytes);
+		assert_int_equal(foreign_writes(f, NULL), ++n);
+		assert_cpus(f, &b1, pool(f, &excl));
+	}
+}
+
+/*
+ * The writer table is bounded (issue 22 L6): the first 16 distinct comms
+ * keep their own count, every later one is counted under "other"; no
+ * entry ever goes away or goes back (each is a Prometheus series).
+ */
+static void test_foreign_writers_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct ct g = start(f, POD_QOS_GUARANTEED, 2);
+	struct snapshot snap;
+	char comm[16];
+
+	assert_exclusive(f, &g, 2);
+	for (int i = 0; i < 17; i++) {
+		snprintf(comm, sizeof(comm), "w%02d", i);
+		foreign_write_by(f, &g, "cpuset.cpus", "0-7\n", comm, true);
+	}
+	assert_int_equal(controller_snapshot(f->c, &snap), 0);
+	assert_int_equal(snap.n_writers, 17);
+	snapshot_release(&snap);
+	for (int i = 0; i < 16; i++) {
+		snprintf(comm, sizeof(comm), "w%02d", i);
+		assert_int_equal(foreign_writes(f, comm), 1);
+	}
+	assert_int_equal(foreign_writes(f, "w16"), 0);
+	assert_int_equal(foreign_writes(f, "other"), 1);
+	foreign_write_by(f, &g, "cpuset.cpus", "0-6\n", "w17", true);
+	foreign_write_by(f, &g, "cpuset.cpus", "0-5\n", "w03", true);
+	assert_int_equal(foreign_writes(f, "other"), 2);
+	assert_int_equal(foreign_writes(f, "w03"), 2);
+	assert_int_equal(foreign_writes(f, NULL), 19);
+	assert_int_equal(controller_snapshot(f->c, &snap), 0);
+	assert_int_equal(snap.n_writers, 17);
+	snapshot_release(&snap);
+}
+
 /* --- cgroup v2: the hierarchical writes (controller_plan.c) --- */
 
 /* ct runs on exactly want (its effective set, as its tasks see it). */
@@ -1186,6 +1291,30 @@ static void test_v2_admit(void **state)
 	assert_int_equal(plan_builds(f), builds);
 }
 
+
+/* v2: the plan decides a container's own cpuset.cpus; a write that
+ * leaves what the plan wants (a shared container's "", inherited) is not
+ * foreign, one that pins it elsewhere is, and is undone. */
+static void test_v2_foreign_write_counted_when_off(void **state)
+{
+	struct fx *f = *state;
+	struct ct b1 = start(f, POD_QOS_BURSTABLE, 0);
+	struct ct g = start(f, POD_QOS_GUARANTEED, 2);
+	struct cpumask excl = assert_exclusive(f, &g, 2), none = { { 0 } }, own;
+	char same[CPULIST_MAX + 1];
+
+	assert_cpus(f, &b1, none);	/* it inherits its slice's pool */
+	for (int bytes = 0; bytes < 2; bytes++) {
+		own = cpus(f, &b1);	/* "", then what the restore left */
+		fmt(&own, same);
+		foreign_write_by(f, &b1, "cpuset.cpus", same, "runc", bytes);
+		foreign_write_by(f, &b1, "cpuset.mems", "0\n", "runc", bytes);
+		assert_int_equal(foreign_writes(f, NULL), (uint64_t)bytes);
+		foreign_write_by(f, &b1, "cpuset.cpus", "0\n", "kubelet", bytes);
+		assert_int_equal(foreign_writes(f, NULL), (uint64_t)bytes + 1);
+		assert_eff(f, &b1, pool(f, &excl));
+	}
+}
 
 /*
  * v2 churn: integer and shared pods come and go; every stop leaves holes
@@ -1312,6 +1441,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_populated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insufficient, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_write_counted_when_off, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_writers_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v2_foreign_write_counted_when_off, setup_v2,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_v2_admit, setup_v2, teardown),
 		cmocka_unit_test_setup_teardown(test_v2_churn, setup_v2, teardown),
 		cmocka_unit_test_setup_teardown(test_v2_resync, setup_v2, teardown),

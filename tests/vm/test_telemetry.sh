@@ -15,7 +15,7 @@ IT_OUT=${1:-build}
 . tests/integration/lib.sh
 . tests/vm/vmlib.sh
 vm_start telemetry kubepods
-TEL=$IT_PIN/v3
+TEL=$IT_PIN/v$IT_LAYOUT
 PROM=$IT_WORK/prom/cpusetd.prom
 
 dump() { bpftool -j map dump pinned "$TEL/$1" 2>/dev/null; }

@@ -371,6 +371,39 @@ int bpf_events_del_placement(struct bpf_events *b, uint64_t cgroup_id)
 	return err == -ENOENT ? 0 : err;
 }
 
+int bpf_events_prune_placements(struct bpf_events *b,
+				bool (*keep)(uint64_t cgroup_id, void *ctx), void *ctx)
+{
+	int fd = bpf_map__fd(b->skel->maps.placement), err = 0;
+	uint64_t key, *prev = NULL, *drop = NULL;
+	size_t n = 0, cap = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &key) == 0) {
+		prev = &key;
+		if (keep(key, ctx))
+			continue;
+		if (n == cap) {
+			size_t c2 = cap ? cap * 2 : 64;
+			uint64_t *d = realloc(drop, c2 * sizeof(*d));
+
+			if (!d) {
+				free(drop);
+				return -ENOMEM;
+			}
+			drop = d;
+			cap = c2;
+		}
+		drop[n++] = key;
+	}
+	for (size_t i = 0; i < n && !err; i++)
+		if (bpf_map_delete_elem(fd, &drop[i]) < 0 && errno != ENOENT)
+			err = -errno;
+	free(drop);
+	if (n)
+		bump_gen(b);
+	return err ? err : (int)n;
+}
+
 int bpf_events_placement_fd(const struct bpf_events *b)
 {
 	return bpf_map__fd(b->skel->maps.placement);

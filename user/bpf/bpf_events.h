@@ -125,7 +125,9 @@ int bpf_events_add_lifecycle(struct bpf_events *b, uint64_t cgroup_id,
  * st_ino of its directory) in the BPF placement map, as given. With
  * pl->verify_pending = 1 the exec check is armed: the container's next
  * own exec sends one CPUSETD_EV_EXEC and the BPF side clears the flag.
- * With pl->reject = 1 every own exec is SIGKILLed and reported. An entry
+ * With pl->reject_id = cgroup_id every own exec is SIGKILLed and reported
+ * (any other value: not rejected). Without an entry, the container's first
+ * own exec is reported with CPUSETD_EXEC_UNPLACED. An entry
  * also makes writes by other processes to the cgroup's cpuset files
  * reported (CPUSETD_EV_CPUSET_WRITE). Overwrites any existing entry, then
  * bumps placement_gen. Returns 0 or the -errno of the map update (-E2BIG
@@ -156,5 +158,17 @@ int bpf_events_placement_gen_fd(const struct bpf_events *b);
 /* Removes the entry of cgroup_id, then bumps placement_gen. Returns 0
  * (also when absent) or -errno. */
 int bpf_events_del_placement(struct bpf_events *b, uint64_t cgroup_id);
+
+/*
+ * Removes every placement entry whose cgroup id keep() says no to (the
+ * containers that went away unseen: an rmdir while the daemon was down,
+ * or one dropped as stale before a resync; the map is pinned, so their
+ * keys outlive any run), then bumps placement_gen once if any went. One
+ * pass over the keys, collected before any is deleted (a deleted key
+ * cannot be walked on from). Returns the number removed, -ENOMEM, or the
+ * -errno of the first delete that failed (the walk stops there).
+ */
+int bpf_events_prune_placements(struct bpf_events *b,
+				bool (*keep)(uint64_t cgroup_id, void *ctx), void *ctx);
 
 #endif

@@ -3,7 +3,9 @@
  * logging, the tp_btf feature probe and twin choice, layout-versioned
  * pin paths. See bpf_load.h.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,4 +188,111 @@ int bpf_load_pin_under(struct bpf_map *const *maps, size_t n, const char *pin_di
 			return err;
 	}
 	return 0;
+}
+
+/* Every name a pinned map of ours has had, in any layout. */
+static bool our_map_name(const char *name)
+{
+	static const char *const names[] = {
+		"placement", "placement_gen", "lifecycle", "health", "cpu_stats",
+		"cgroup_stats", "cpu_owner", "foreign", "cpu_node",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The layout version k of a directory named "v<k>", or -1. */
+static long layout_of(const char *name)
+{
+	char *end;
+	long k;
+
+	if (name[0] != 'v' || name[1] < '0' || name[1] > '9')
+		return -1;
+	k = strtol(name + 1, &end, 10);
+	return *end ? -1 : k;
+}
+
+/* Whether dir (open, at pin_dir/name) holds only pinned maps by our names:
+ * regular files on bpffs. */
+static bool only_our_maps(int dir, const char *name)
+{
+	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *e;
+	bool ours = true;
+	struct stat st;
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (ours && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		ours = our_map_name(e->d_name) &&
+		       fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		       S_ISREG(st.st_mode);
+		if (!ours)
+			log_debug("bpf: %s/%s is not a map of ours: left", name, e->d_name);
+	}
+	closedir(d);
+	return ours;
+}
+
+/* Unlinks the pins in pin_dir/name, then the directory. 0 or -errno. */
+static int remove_layout(int dir, const char *name)
+{
+	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *e;
+	int err = 0;
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	while (!err && (e = readdir(d)))
+		if (our_map_name(e->d_name) && unlinkat(dirfd(d), e->d_name, 0) < 0)
+			err = -errno;
+	closedir(d);
+	if (!err && unlinkat(dir, name, AT_REMOVEDIR) < 0)
+		err = -errno;
+	return err;
+}
+
+int bpf_load_remove_old_layouts(const char *pin_dir)
+{
+	int fd = open(pin_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), n = 0, err;
+	struct dirent *e;
+	DIR *d;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	while ((e = readdir(d))) {
+		long k = layout_of(e->d_name);
+
+		if (k < 0 || k >= CPUSETD_LAYOUT_VERSION || !only_our_maps(dirfd(d), e->d_name))
+			continue;
+		err = remove_layout(dirfd(d), e->d_name);
+		if (err)
+			log_debug("bpf: removing %s/%s failed: %s", pin_dir, e->d_name,
+				  strerror(-err));
+		else
+			n++;
+	}
+	closedir(d);
+	return n;
 }

@@ -62,4 +62,20 @@ bool bpf_load_probe_fexit(const char *func);
  */
 int bpf_load_pin_under(struct bpf_map *const *maps, size_t n, const char *pin_dir);
 
+/*
+ * After an upgrade to a new CPUSETD_LAYOUT_VERSION the old layout's pins
+ * (<pin_dir>/v<k>/, k < the current version) are left behind, each
+ * pinned map holding kernel memory for nobody. Removes every such
+ * directory whose entries are all pinned maps by our names (any layout's:
+ * placement, placement_gen, lifecycle, health, cpu_stats, cgroup_stats,
+ * cpu_owner, foreign, cpu_node); one holding anything else is left whole,
+ * and so is a newer layout's (after a downgrade it is the newer daemon's).
+ * Unlinking a pin never disturbs a program still using its map. Call only
+ * while holding the pin dir's instance lock (instance_lock.h): no other
+ * cpusetd runs on it then. Returns the number of directories removed
+ * (0 also when pin_dir does not exist), or the -errno of opening pin_dir.
+ * Logs at debug level what it left and why.
+ */
+int bpf_load_remove_old_layouts(const char *pin_dir);
+
 #endif

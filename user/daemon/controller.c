@@ -114,6 +114,10 @@ void controller_attach_bpf(struct controller *c, struct bpf_events *bpf,
 {
 	c->bpf = bpf;
 	c->tel = tel;
+	/* Without a kubepods root no resync follows now, and no container
+	 * is left: every entry of an earlier run is stale. */
+	if (!c->root[0])
+		controller_prune_map(c);
 }
 
 const char *controller_root(const struct controller *c)

@@ -41,7 +41,9 @@ void controller_free(struct controller *c);
 
 /* Where BPF lives: the event loader (placement and lifecycle maps) and
  * the telemetry (cpu_owner, cgroup_stats); either may be NULL (running
- * without). Borrowed. Cannot fail. */
+ * without). Borrowed. Without a kubepods root (no resync follows) the
+ * pinned placement map's entries of an earlier run are pruned here.
+ * Cannot fail. */
 void controller_attach_bpf(struct controller *c, struct bpf_events *bpf,
 			   struct bpf_telemetry *tel);
 
@@ -94,7 +96,8 @@ int controller_snapshot(const struct controller *c, struct snapshot *ret);
  * Rebuilds every placement from the live cgroups and bundles (start-up,
  * lost events): running exclusive containers whose cpuset is still valid
  * keep it, everything else is (re)placed, every shared container gets the
- * pool. Returns 0, -ENOENT when the root does not exist, -ENOMEM, or
+ * pool; placement map entries of containers that are gone are pruned
+ * (controller_prune_map). Returns 0, -ENOENT when the root does not exist, -ENOMEM, or
  * the -errno of reading the tree. On failure the table and placements
  * stay as they were, controller_resync_failed() says the error (logged once per
  * errno) until a resync works: the caller retries (controller_retry_resync).

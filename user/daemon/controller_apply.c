@@ -50,6 +50,30 @@ void controller_apply(struct controller *c, struct container *ct)
 	controller_write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
 }
 
+bool controller_off_decision(struct controller *c, struct container *ct, enum cgfs_cpuset_file f)
+{
+	bool pool, known = f == CGFS_CPUS ? ct->cpus_known : ct->mems_known;
+	const struct cpumask *have = f == CGFS_CPUS ? &ct->cpus_applied : &ct->mems_applied;
+	const struct cpumask *want;
+
+	if (!container_live(ct))
+		return false;
+	/* The same choices as controller_apply above, without the writes. */
+	if (f == CGFS_CPUS && controller_planned(c))
+		return controller_plan_off(c, ct);
+	pool = policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus);
+	if (f == CGFS_MEMS) {
+		if (pool || (!controller_planned(c) && cpumask_empty(&ct->d.cpus)))
+			return false;	/* mems left as they are */
+		want = &ct->d.mems;
+	} else {
+		if (cpumask_empty(&ct->d.cpus))
+			return false;	/* an empty set is never written */
+		want = &ct->d.cpus;
+	}
+	return !known || !cpumask_equal(have, want);
+}
+
 /* One container to its decision; planned, the whole tree (a new
  * container can change what its pod or slice must hold). 0 or -ENOMEM. */
 int controller_apply_one(struct controller *c, struct container *ct)
@@ -90,12 +114,17 @@ int controller_resize_pools(struct controller *c)
 	return r;
 }
 
+static void sync_map(struct controller *c, struct container *ct)
+{
+	controller_sync_map(c, ct);	/* a failure is handled there */
+}
+
 /* The placement map's view of shared containers after a resize; called
  * once converged, so it is not on the convergence clock. */
 void controller_sync_pooled_maps(struct controller *c)
 {
 	if (c->bpf)
-		for_each_shared(c, controller_sync_map);
+		for_each_shared(c, sync_map);
 }
 
 static void record_convergence(struct controller *c, uint64_t event_ns)

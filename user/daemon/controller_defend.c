@@ -2,6 +2,15 @@
  * Foreign writes: another process wrote a managed container's cpuset.
  * The placement is written again, and a writer that keeps fighting is
  * given up on (write_conflict).
+ *
+ * foreign_writes counts only writes that left the file off our decision,
+ * so that it is something to alert on: a runtime creating a container
+ * writes its cpuset files too (runc copies the parent's cpus and mems into
+ * a new v1 cpuset, and applies the bundle's linux.resources.cpu.cpus), and
+ * a copy that equals our decision, or a file the decision leaves alone (a
+ * pooled container's mems), is no one's fault. The bundle's own set,
+ * written before the container's first exec, is the runtime doing what it
+ * was told: undone, and counted in exec_reapplied, not as foreign.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,11 +39,30 @@ static void writer_comm(const struct cpusetd_event *ev, char *buf, size_t len)
 	log_sanitize(buf);
 }
 
+/*
+ * The writers by comm (status.json foreign_writers, the .prom's
+ * cpusetd_foreign_cpuset_writes_total{comm}) are bounded: a writer names
+ * itself, so a pod could make up a new comm for every write. The first
+ * WRITERS_MAX distinct comms keep an entry each for the daemon's life,
+ * and every later one is counted under WRITERS_OTHER. "Top" is by
+ * arrival, not by count: an entry is never dropped for a busier writer,
+ * because a Prometheus counter whose series went away and came back would
+ * read as a reset. A writer whose comm is "other" shares that entry.
+ * 16 is far more than the writers a node has (kubelet, a runtime, an
+ * agent, an admin's shell), and bounds the series at 17.
+ */
+#define WRITERS_MAX	16
+#define WRITERS_OTHER	"other"
+
 /* One more foreign write by comm, for status.json and the .prom export. */
 static void count_writer(struct controller *c, const char *comm)
 {
 	struct writer_count *w = strmap_get(c->writers, comm);
 
+	if (!w && strmap_count(c->writers) >= WRITERS_MAX) {
+		comm = WRITERS_OTHER;
+		w = strmap_get(c->writers, comm);
+	}
 	if (!w) {
 		w = calloc(1, sizeof(*w));
 		if (!w || strmap_put(c->writers, comm, w) < 0) {
@@ -79,10 +107,47 @@ static bool reread(struct controller *c, struct container *ct, bool cpus)
 }
 
 /*
+ * The runtime writing the bundle's linux.resources.cpu.cpus before the
+ * container's own first exec (controller_exec.c): what it was told to do,
+ * and runc does it twice (as it makes the cgroup, and again once its init
+ * is ready). Undone by the same rules; the first one counted in
+ * exec_reapplied. Returns true when the file (as just read) holds the
+ * bundle's set and the container's program has not run yet (handled
+ * then), false when it is some other write; -ENOMEM in *ret.
+ */
+static bool runtime_write(struct controller *c, struct container *ct, int *ret)
+{
+	char have[CPULIST_MAX];
+	struct cpumask want;
+	uint64_t writes;
+	bool first;
+
+	*ret = 0;
+	if (!ct->meta.runtime_cpus[0] || cpulist_parse(ct->meta.runtime_cpus, &want) < 0 ||
+	    !ct->cpus_known || !cpumask_equal(&ct->cpus_applied, &want) ||
+	    controller_container_started(c, ct))
+		return false;
+	first = ct->runtime_write_pending;
+	ct->runtime_write_pending = false;
+	cpulist_format(&ct->cpus_applied, have, sizeof(have));
+	writes = c->n.cgroup_writes;
+	if (!c->cfg->dry_run && controller_apply_one(c, ct) == -ENOMEM)
+		*ret = -ENOMEM;
+	if (c->n.cgroup_writes != writes && first) {
+		log_notice("%s: runtime wrote cpus %s before its first exec; re-applied", ct->name,
+			   have);
+		c->n.exec_reapplied++;
+	}
+	return true;
+}
+
+/*
  * Another process wrote a managed container's cpuset.cpus or .mems
  * (BPF: after the write went through). The file as it is now replaces
  * what we believed, and the decision is written again where they differ,
- * by the same rules as every write. Logged once per container and writer.
+ * by the same rules as every write. Counted (foreign_writes, by writer)
+ * only when the write left the file off our decision (see the top).
+ * Logged once per container and writer.
  */
 int controller_on_cpuset_write(struct controller *c, const struct cpusetd_event *ev)
 {
@@ -92,14 +157,21 @@ int controller_on_cpuset_write(struct controller *c, const struct cpusetd_event 
 	char comm[sizeof(ev->comm) + 1], wrote[CPULIST_MAX], now[CPULIST_MAX];
 	uint64_t writes, t = clock_ns(CLOCK_MONOTONIC);
 	bool bytes = ev->path[0] != '\0';	/* BPF hooks carry what was written */
+	bool changed;
+	int r;
 
 	if (!ct || !container_live(ct) || ct->killed)
 		return 0;
+	changed = reread(c, ct, cpus);
 	/* fanotify cannot tell a write from the truncation of an
 	 * open(O_TRUNC) before it (both are FAN_MODIFY), and does not carry
 	 * the bytes: for it, a foreign write is one that changed the file. */
-	if (!bytes && !reread(c, ct, cpus))
+	if (!bytes && !changed)
 		return 0;
+	if (cpus && runtime_write(c, ct, &r))
+		return r;
+	if (!controller_off_decision(c, ct, cpus ? CGFS_CPUS : CGFS_MEMS))
+		return 0;	/* it left the file as we decided: nothing foreign */
 	writer_comm(ev, comm, sizeof(comm));
 	c->n.foreign_writes++;
 	count_writer(c, comm);
@@ -107,10 +179,9 @@ int controller_on_cpuset_write(struct controller *c, const struct cpusetd_event 
 	if (ct->conflict || c->cfg->dry_run)
 		return 0;
 	/* Without the bytes, the file as read above stands for them. */
-	if (bytes) {
-		reread(c, ct, cpus);
+	if (bytes)
 		snprintf(wrote, sizeof(wrote), "%.64s", ev->path);
-	} else if (cpus ? ct->cpus_known : ct->mems_known)
+	else if (cpus ? ct->cpus_known : ct->mems_known)
 		cpulist_format(cpus ? &ct->cpus_applied : &ct->mems_applied, wrote, sizeof(wrote));
 	else
 		snprintf(wrote, sizeof(wrote), "(unreadable)");

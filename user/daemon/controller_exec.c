@@ -100,6 +100,19 @@ int controller_on_exec(struct controller *c, const struct cpusetd_event *ev)
 		controller_kill_rejected(c, ct, "at its first exec");	/* the rest of its tasks */
 		return 0;
 	}
+	if (ev->arg & CPUSETD_EXEC_UNPLACED) {
+		/* BPF has no entry for it (the map was full when we wrote it):
+		 * a rejection it could not kill is killed here, at the same
+		 * exec, a few milliseconds into the program; anything else gets
+		 * its exec check below, and its entry is tried again. */
+		if (ct->d.reject && ct->reject_armed) {
+			controller_kill_rejected(c, ct, "at its first exec, from user space "
+						 "(the placement map could not arm the kill)");
+			return 0;
+		}
+		if (ct->map_err)
+			controller_sync_map(c, ct);
+	}
 	ct->exec_pending = false;	/* BPF cleared verify_pending */
 	if (reclassify_from_cgroup(c, ct, ev->ts_ns) == -ENOMEM)
 		return -ENOMEM;

@@ -65,6 +65,8 @@ struct container {
 	bool runtime_write_pending;	/* its runtime may still write its own
 					 * cpuset.cpus (controller_exec.c) */
 	struct cpumask map_cpus;	/* placement map's cpus as we last wrote them */
+	int map_err;			/* -errno of its failed placement map
+					 * write; 0: the entry is as decided */
 	bool error_logged;
 	bool killed;
 	bool rebuild_skipped;		/* cgfs_skip_sched_rebuild done */
@@ -139,6 +141,8 @@ struct controller {
 					 * cgroups made while we were down */
 	struct pod_errors *errors;	/* admission errors by namespace/pod/container */
 	struct strmap *writers;		/* comm -> struct writer_count */
+	int map_err_logged;		/* -errno of a placement map failure logged
+					 * since the last prune (once per cause) */
 	struct controller_isolate *iso;	/* host isolation (controller_isolate.c); NULL: off */
 };
 
@@ -165,8 +169,17 @@ void controller_note_write(struct controller *c, struct container *ct, const cha
 void controller_widen_map(struct controller *c, struct container *ct, const struct cpumask *m);
 
 /* Mirrors the decision into the BPF placement map. The exec check stays
- * armed until the container's first exec after it was placed. */
-void controller_sync_map(struct controller *c, struct container *ct);
+ * armed until the container's first exec after it was placed. Returns 0
+ * (also without BPF), or the map's -errno: then ct->map_err is set, and
+ * the failure counted, logged and listed (controller_write.c). */
+int controller_sync_map(struct controller *c, struct container *ct);
+
+/* Deletes the placement map entry of every cgroup id not in the table
+ * (containers that went away unseen: the map is pinned); after a resync,
+ * and at start without a kubepods root. Counted (placement_map_pruned)
+ * and logged with the number; a failure is logged and left for the next
+ * resync. No-op without BPF. */
+void controller_prune_map(struct controller *c);
 
 /* Writes ct's cpuset file f (cpuset.cpus or .mems) = m (CPU or node ids)
  * unless *known says *applied holds m already; cpuset.cpus through ct's
@@ -234,6 +247,13 @@ void controller_apply(struct controller *c, struct container *ct);
 /* One container to its decision; planned, the whole tree (a new
  * container can change what its pod or slice must hold). 0 or -ENOMEM. */
 int controller_apply_one(struct controller *c, struct container *ct);
+
+/* Whether ct's cpuset file f as last written or read (cpus_applied,
+ * mems_applied) is off its decision: controller_apply (or, for planned
+ * cpus, the v2 plan) would write it now. Unreadable counts as off; a file
+ * the decision leaves alone (a pooled container's mems, an empty set)
+ * never is. Writes nothing. Cannot fail. */
+bool controller_off_decision(struct controller *c, struct container *ct, enum cgfs_cpuset_file f);
 
 /* Admits ct (again: any earlier entry is released first) and converges:
  * pooled containers first when the pools moved, then ct; the placement

@@ -390,6 +390,26 @@ static void execute(struct controller *c, const struct cgfs_plan_write *w)
 		c->dirty = true;
 }
 
+bool controller_plan_off(struct controller *c, struct container *ct)
+{
+	struct controller_plan *p = c->plan;
+	size_t nw = 0;
+
+	if (!p || !c->root[0])
+		return false;
+	if (p->stale && build(c) < 0)
+		return true;
+	if (ct->plan_gen != p->gen || p->ct[ct->plan_node] != ct)
+		return true;	/* not in the tree: the next plan builds it */
+	refresh(c);
+	if (cgfs_plan_v2(p->pn, p->n, &p->above, p->w, &nw) < 0)
+		return true;
+	for (size_t k = 0; k < nw; k++)
+		if (p->w[k].node == ct->plan_node)
+			return true;
+	return false;
+}
+
 int controller_plan_apply(struct controller *c)
 {
 	struct controller_plan *p = c->plan;

@@ -44,6 +44,16 @@ static inline bool controller_planned(const struct controller *c)
  */
 int controller_plan_apply(struct controller *c);
 
+/*
+ * Whether the plan for the current decisions would write ct's own
+ * cpuset.cpus (as last written or read: ct->cpus_applied): the file is
+ * off what we decided. Plans without writing anything (the tree is built
+ * first when it must be, as controller_plan_apply would). true when the
+ * tree cannot be built or ct is not in it (a write would be tried);
+ * false without a plan. Cannot fail.
+ */
+bool controller_plan_off(struct controller *c, struct container *ct);
+
 /* ct was put in the table (its mkdir): its leaf joins the kept tree, with
  * its pod and QoS slice when they are new (their cpuset.cpus read once).
  * Out of memory the tree is built again at the next plan. Cannot fail. */

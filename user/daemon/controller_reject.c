@@ -56,6 +56,16 @@ void controller_kill_rejected(struct controller *c, struct container *ct, const 
  * late or down), it is killed here instead. Arming before looking pairs
  * with the BPF side counting before it reads the map: an exec is either
  * killed there or counted here.
+ *
+ * When the entry cannot be written (the map is full: controller_write.c)
+ * the rejection stands all the same, one step later: BPF reports the
+ * first own exec of a container it has no entry for (CPUSETD_EXEC_UNPLACED)
+ * and controller_on_exec kills it then, from user space, so its program
+ * runs for the milliseconds that takes; an exec before we looked is
+ * counted and killed here as above. Still never the runtime's init, so
+ * kubelet still sees exit 137 with our termination message. reject_armed
+ * stays set, and every later write of the entry (a resize, the resync
+ * after the prune) arms the kill in BPF again.
  */
 static void arm_rejection(struct controller *c, struct container *ct)
 {

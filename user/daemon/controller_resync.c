@@ -180,6 +180,9 @@ static int install_table(struct controller *c, struct container **list, size_t n
 			list[i]->rebuild_skipped = old->rebuild_skipped;
 			/* A refused resize is not news after a resync either. */
 			list[i]->resize_refused_quota = old->resize_refused_quota;
+			/* Its failed map entry: the write below says whether it
+			 * works now (and takes its listed error back). */
+			list[i]->map_err = old->map_err;
 		}
 		if (strmap_put(m, list[i]->path, list[i]) < 0) {
 			strmap_free(m);
@@ -250,6 +253,8 @@ int controller_resync(struct controller *c)
 	}
 	c->resync_failed = 0;
 	c->resync_started_ns = started;
+	/* Before the entries are written again: room for every container. */
+	controller_prune_map(c);
 	/* Shared first: they leave reserved CPUs before exclusive ones land.
 	 * Slices and pods are re-read: anyone may have written them. */
 	controller_plan_reset(c);

@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include "cgroupfs/cgfs.h"
 #include "user/bpf/bpf_events.h"
+#include "user/bpf/bpf_load.h"
 #include "user/bpf/bpf_telemetry.h"
 #include "user/config/config.h"
 #include "controller.h"
@@ -747,6 +748,23 @@ static int take_lock(struct daemon *d)
 	return r;
 }
 
+/* After an upgrade that changed the map layout, the old layout's pins
+ * hold kernel memory for nobody: ours to remove once we hold the lock. */
+static void remove_old_pins(const struct daemon *d)
+{
+	int n;
+
+	if (!d->cfg.pin_dir[0])
+		return;
+	n = bpf_load_remove_old_layouts(d->cfg.pin_dir);
+	if (n > 0)
+		log_info("removed the pinned maps of %d older map layout%s under %s", n,
+			 n == 1 ? "" : "s", d->cfg.pin_dir);
+	else if (n < 0)
+		log_debug("cannot look for older map layouts under %s: %s", d->cfg.pin_dir,
+			  strerror(-n));
+}
+
 static int start(struct daemon *d)
 {
 	struct cgfs_mounts m;
@@ -762,6 +780,7 @@ static int start(struct daemon *d)
 	r = take_lock(d);
 	if (r < 0)
 		return r;
+	remove_old_pins(d);
 	r = cgfs_detect(NULL, NULL, &m);
 	if (r < 0) {
 		log_error("no cgroup hierarchy with the cpuset controller: %s", strerror(-r));

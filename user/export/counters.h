@@ -70,6 +70,11 @@
 	  "Foreign cpuset writes undone by writing the placement again.") \
 	X(write_conflicts, "cpusetd_write_conflicts_total", \
 	  "Containers given up after a writer kept overwriting their cpuset (write_conflict).") \
+	/* controller_write.c: the BPF placement map (README "BPF maps") */ \
+	X(placement_map_errors, "cpusetd_placement_map_errors_total", \
+	  "Containers whose BPF placement map entry could not be written (map full).") \
+	/* status.json only: entries of containers gone unseen, pruned at resyncs */ \
+	X(placement_map_pruned, NULL, NULL) \
 	/* main.c: SIGHUP reloads of the config file (README "Reload") */ \
 	X(config_reloads, "cpusetd_config_reloads_total", \
 	  "SIGHUP config reloads taken (the file was valid; restart-only keys wait).") \

@@ -75,8 +75,9 @@
  *                "hotplug_changes": N, "hotplug_replacements": N,
  *                "hotplug_shortfalls": N, "events_stale": N,
  *                "exited_released": N, "foreign_writes": N,
- *                "foreign_restores": N, "write_conflicts": N},
- *   "foreign_writers": {"<comm>": N, ...},
+ *                "foreign_restores": N, "write_conflicts": N,
+ *                "placement_map_errors": N, "placement_map_pruned": N, ...},
+ *   "foreign_writers": {"<comm>": N, ...}  (the first 16 comms, then "other"),
  *   "convergence": {"count": N, "last_ns": N,
  *                   "recent_ns": [N, ...]}   (newest last, at most 1024)
  * }
