@@ -5,7 +5,8 @@
 # daemon falls back to the syscall tracepoints, which tax every write(2)
 # of the node), lifts an integer container's CFS quota (the saved limit
 # is a trusted.* attribute: CAP_SYS_ADMIN again) and undoes a foreign
-# write; and every syscall it makes (strace -f) is one its
+# write, rejects a container (its termination message written by the
+# writer thread); and every syscall it makes (strace -f) is one its
 # SystemCallFilter allows, groups expanded by systemd-analyze. There is
 # no systemd as PID 1 here, so these two parts of the sandbox are applied
 # by hand; `systemd-analyze verify` checks the rest (test_systemd_unit).
@@ -70,6 +71,13 @@ check "a foreign write is undone ($ms ms)" test "$ms" -le 100
 # (At debug level this kernel's own refusal of fexit shows, as for root.)
 check "nothing refused for want of a privilege" bash -c \
 	"! grep -v ': debug: ' $IT_WORK/daemon.log | grep -E 'Operation not permitted|EPERM'"
+# A rejection: its termination message is written by the daemon's writer
+# thread (a thread of its own, then openat2 and the write): those
+# syscalls are in the trace below too.
+pod_start r1 burstable 500 "not-a-list"
+check "a rejected container is killed" wait_for 30 stopped r1 app
+check "... its termination message written (the writer thread)" wait_for 30 \
+	grep -q '^cpusetd: invalid_annotation: ' "$IT_WORK/pods/$(uid r1)/containers/app/termination"
 pod_stop g1
 check "the quota comes back with the container gone" wait_for 30 bash -c \
 	"[ ! -e $CPU$(cgp g1)/cpu.cfs_quota_us ] || [ \$(cat $CPU$(cgp g1)/cpu.cfs_quota_us) != -1 ]"

@@ -19,6 +19,35 @@
 #include <cmocka.h>
 #include "user/base/log.h"
 
+/* The escape read back (the inverse of log_escape), into dst. */
+static void unescape(const char *s, char *dst)
+{
+	while (*s) {
+		if (*s != '\\') {
+			*dst++ = *s++;
+			continue;
+		}
+		s++;
+		switch (*s) {
+		case 'n': *dst++ = '\n'; s++; break;
+		case 't': *dst++ = '\t'; s++; break;
+		case 'r': *dst++ = '\r'; s++; break;
+		case '\\': *dst++ = '\\'; s++; break;
+		case 'x': {
+			char hex[3] = { s[1], s[2], 0 };
+
+			assert_true(hex[0] && hex[1]);
+			*dst++ = (char)strtol(hex, NULL, 16);
+			s += 3;
+			break;
+		}
+		default:
+			fail_msg("'\\%c' is not an escape log_escape makes", *s);
+		}
+	}
+	*dst = '\0';
+}
+
 static void test_escape(void **state)
 {
 	static const struct {
@@ -30,21 +59,30 @@ static void test_escape(void **state)
 		{ "\r\t", "\\r\\t" },
 		{ "\x1b[2J", "\\x1b[2J" },
 		{ "\x7f", "\\x7f" },
-		{ "back\\slash", "back\\slash" },
+		{ "back\\slash", "back\\\\slash" },
+		/* a backslash and an n in a value is not a newline (issue 22 L7) */
+		{ "a\\nb", "a\\\\nb" },
+		{ "\\x41\\", "\\\\x41\\\\" },
 		{ "caf\xc3\xa9", "caf\xc3\xa9" },
 		{ "", "" },
 	};
-	char buf[64];
+	char buf[64], back[64];
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		assert_int_equal(log_escape(cases[i].in, buf, sizeof(buf)), strlen(cases[i].out));
 		assert_string_equal(buf, cases[i].out);
-		/* escaping escaped text changes nothing */
-		char again[64];
-		log_escape(buf, again, sizeof(again));
-		assert_string_equal(again, buf);
+		/* one line, and it reads back to the value: no two values
+		 * escape alike */
+		assert_null(strpbrk(buf, "\n\r"));
+		unescape(buf, back);
+		assert_string_equal(back, cases[i].in);
 	}
+	/* a newline and a backslash-n differ once escaped */
+	char nl[16], bs[16];
+	log_escape("x\ny", nl, sizeof(nl));
+	log_escape("x\\ny", bs, sizeof(bs));
+	assert_string_not_equal(nl, bs);
 }
 
 /* Cut between escapes, never inside one; the return says the full length. */
@@ -59,6 +97,8 @@ static void test_escape_cut(void **state)
 	assert_string_equal(buf, "ab");
 	assert_int_equal(log_escape("abcde", buf, sizeof(buf)), 5);
 	assert_string_equal(buf, "abcde");
+	assert_int_equal(log_escape("abcd\\", buf, sizeof(buf)), 6);
+	assert_string_equal(buf, "abcd");
 }
 
 /* stderr of fn() as text (caller frees). */
@@ -91,6 +131,12 @@ static char *capture(void (*fn)(void))
 static void log_forgery(void)
 {
 	log_warn("%s: bad value %s", "ns/pod/ctr", "x\ncpusetd: info: demo/evil/app placed on 0-1");
+}
+
+/* A value that looks escaped: it must not read as a newline. */
+static void log_backslash(void)
+{
+	log_warn("%s: bad value %s", "ns/pod/ctr", "x\\ncpusetd");
 }
 
 static void log_huge(void)
@@ -127,6 +173,9 @@ static void test_one_line(void **state)
 	out = capture(log_forgery);
 	assert_string_equal(after_stamp(out), "cpusetd: warning: ns/pod/ctr: bad value "
 			    "x\\ncpusetd: info: demo/evil/app placed on 0-1\n");
+	free(out);
+	out = capture(log_backslash);
+	assert_string_equal(after_stamp(out), "cpusetd: warning: ns/pod/ctr: bad value x\\\\ncpusetd\n");
 	free(out);
 	out = capture(log_huge);
 	assert_ptr_equal(strchr(out, '\n'), out + strlen(out) - 1);

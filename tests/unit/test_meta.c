@@ -29,6 +29,7 @@ struct want {
 	uint64_t period, shares;
 	bool limit;
 	const char *cgroups_path, *term;
+	bool term_ro;
 };
 
 #define S(x)	((x) ? (x) : "")
@@ -53,6 +54,7 @@ static void check_meta(const struct pod_meta *m, const struct want *w)
 	assert_int_equal(m->has_cpu_limit, w->limit);
 	assert_string_equal(m->cgroups_path, S(w->cgroups_path));
 	assert_string_equal(m->termination_log, S(w->term));
+	assert_int_equal(m->termination_ro, w->term_ro);
 }
 
 #define CTRD_SB		"8d1f0c5a2b7e4e19a3c6f0d2b9e8a7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0"
@@ -161,6 +163,42 @@ static const struct {
 	{ "mount without source",
 	  "{\"mounts\":[{\"destination\":\"/dev/termination-log\",\"type\":\"tmpfs\"}]}",
 	  { .quota = -1 } },
+	/* issue 22 H1: the pod's own volume at the path (a subPath, read-only
+	 * in the pod) comes first, kubelet's file last: the last one is taken */
+	{ "the last mount at the termination path: kubelet's after a subPath volume",
+	  "{\"mounts\":["
+	  "{\"destination\":\"/dev/termination-log\",\"type\":\"bind\","
+	  "\"source\":\"/var/lib/kubelet/pods/u1/volume-subpaths/v/app/0\",\"options\":[\"rbind\",\"ro\"]},"
+	  "{\"destination\":\"/etc/hosts\",\"source\":\"/var/lib/kubelet/pods/u1/etc-hosts\"},"
+	  "{\"destination\":\"/dev/termination-log\",\"type\":\"bind\","
+	  "\"source\":\"/var/lib/kubelet/pods/u1/containers/app/ff01\",\"options\":[\"rbind\",\"rw\"]}]}",
+	  { .quota = -1, .term = "/var/lib/kubelet/pods/u1/containers/app/ff01" } },
+	{ "the last mount is read-only: said so",
+	  "{\"mounts\":[{\"destination\":\"/dev/termination-log\",\"source\":\"/k/f\"},"
+	  "{\"destination\":\"/dev/termination-log\",\"source\":\"/x/f\",\"options\":[\"rbind\",\"ro\"]}]}",
+	  { .quota = -1, .term = "/x/f", .term_ro = true } },
+	{ "rw after ro is read-write (the last option wins)",
+	  "{\"mounts\":[{\"destination\":\"/dev/termination-log\",\"source\":\"/k/f\","
+	  "\"options\":[\"ro\",\"rw\"]}]}", { .quota = -1, .term = "/k/f" } },
+	{ "rro is read-only",
+	  "{\"mounts\":[{\"destination\":\"/dev/termination-log\",\"source\":\"/k/f\","
+	  "\"options\":[\"rw\",\"rro\"]}]}", { .quota = -1, .term = "/k/f", .term_ro = true } },
+	{ "a later mount without source shadows an earlier file",
+	  "{\"mounts\":[{\"destination\":\"/dev/termination-log\",\"source\":\"/k/f\"},"
+	  "{\"destination\":\"/dev/termination-log\",\"type\":\"tmpfs\",\"options\":null}]}",
+	  { .quota = -1 } },
+	{ "the read-only flag is the last mount's, not an earlier one's",
+	  "{\"mounts\":[{\"destination\":\"/dev/termination-log\",\"source\":\"/x/f\",\"options\":[\"ro\"]},"
+	  "{\"destination\":\"/dev/termination-log\",\"source\":\"/k/f\",\"options\":[]}]}",
+	  { .quota = -1, .term = "/k/f" } },
+	{ "kubelet-shaped guesses: the last one, with its options",
+	  "{\"annotations\":{\"io.kubernetes.cri.sandbox-uid\":\"u1\","
+	  "\"io.kubernetes.cri.container-name\":\"app\"},\"mounts\":["
+	  "{\"destination\":\"/a\",\"source\":\"/var/lib/kubelet/pods/u1/containers/app/aa\"},"
+	  "{\"destination\":\"/b\",\"source\":\"/var/lib/kubelet/pods/u1/containers/app/bb\","
+	  "\"options\":[\"ro\"]}]}",
+	  { .uid = "u1", .ctr = "app", .quota = -1,
+	    .term = "/var/lib/kubelet/pods/u1/containers/app/bb", .term_ro = true } },
 	{ "unknown keys of any type are ignored",
 	  "{\"annotations\":{\"x\":5,\"y\":[1]},\"process\":7,\"linux\":{\"sysctl\":1}}",
 	  { .quota = -1 } },
@@ -246,6 +284,12 @@ static const struct {
 	  "\"destination\" is an int" },
 	{ "mount source is an array", "{\"mounts\":[{\"destination\":\"/a\",\"source\":[]}]}", META_INVALID_BUNDLE,
 	  "\"source\" is an array" },
+	{ "mount options is a string",
+	  "{\"mounts\":[{\"destination\":\"/a\",\"source\":\"/b\",\"options\":\"ro\"}]}",
+	  META_INVALID_BUNDLE, "\"options\" is a string, expected an array" },
+	{ "a mount option is a number",
+	  "{\"mounts\":[{\"destination\":\"/a\"},{\"destination\":\"/b\",\"options\":[\"ro\",1]}]}",
+	  META_INVALID_BUNDLE, "mounts[1].options[1] is not a string" },
 	{ "termination path is a number",
 	  "{\"annotations\":{\"io.kubernetes.container.terminationMessagePath\":0}}", META_INVALID_ANNOTATION,
 	  "\"io.kubernetes.container.terminationMessagePath\" is an int" },

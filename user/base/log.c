@@ -200,9 +200,9 @@ size_t log_escape(const char *s, char *dst, size_t size)
 		char esc[5] = { (char)*p, 0 };
 		size_t n;
 
-		if (*p == '\n' || *p == '\t' || *p == '\r')
+		if (*p == '\n' || *p == '\t' || *p == '\r' || *p == '\\')
 			snprintf(esc, sizeof(esc), "\\%c",
-				 *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r');
+				 *p == '\n' ? 'n' : *p == '\t' ? 't' : *p == '\r' ? 'r' : '\\');
 		else if (*p < 0x20 || *p == 0x7f)
 			snprintf(esc, sizeof(esc), "\\x%02x", *p);
 		n = strlen(esc);

@@ -49,12 +49,16 @@ void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 /*
  * Escapes untrusted text for a one-line sink (a log line, a termination
- * message, a reason): newline becomes "\n", tab "\t", carriage return
- * "\r", any other byte below 0x20 and 0x7f "\xNN"; the rest (UTF-8,
- * backslashes) is copied, so escaping escaped text changes nothing and a
- * reason escaped at its source reads the same in every sink. Writes at most size bytes including the NUL (size > 0),
- * cutting only between escapes. Returns the length the whole escape
- * needs (without the NUL), like snprintf, so >= size means cut.
+ * message, status.json's messages): backslash becomes "\\", newline
+ * "\n", tab "\t", carriage return "\r", any other byte below 0x20 and
+ * 0x7f "\xNN"; the rest (UTF-8) is copied. So the escape can be read
+ * back: a value holding a backslash and an "n" reads "\\n", never the
+ * "\n" of a newline. Escaping is therefore done once, by the sink that
+ * writes the text (log_msg, reject_write_message, status.json); text
+ * kept for several sinks (a policy reason) is kept raw.
+ * Writes at most size bytes including the NUL (size > 0), cutting only
+ * between escapes. Returns the length the whole escape needs (without
+ * the NUL), like snprintf, so >= size means cut.
  */
 size_t log_escape(const char *s, char *dst, size_t size);
 

@@ -5,7 +5,8 @@
  *   controller_apply.c     admit/release and converge: pools first, then sets
  *   controller_write.c     one cpuset write, the placement map beside it
  *   controller_plan.c      cgroup v2 hierarchical writes
- *   controller_reject.c    admission errors and on_error=reject
+ *   controller_reject.c    admission errors and on_error=reject; termination
+ *                          messages through the writer thread (reject_writer.h)
  *   controller_exec.c      the exec check (the runtime's own cpuset write)
  *   controller_defend.c    foreign writes of a managed cpuset
  *   controller_resize.c    in-place resizes (kubelet InPlacePodVerticalScaling)
@@ -44,7 +45,10 @@ static int init(struct controller *c, const struct cpusetd_config *cfg,
 	c->by_path = strmap_new();
 	c->errors = pod_errors_new();
 	c->writers = strmap_new();
-	if (!c->by_path || !c->errors || !c->writers || controller_plan_init(c) < 0) {
+	if (!c->by_path || !c->errors || !c->writers || controller_plan_init(c) < 0 ||
+	    controller_messages_init(c) < 0) {
+		controller_messages_free(c);
+		controller_plan_free(c);
 		strmap_free(c->by_path);
 		pod_errors_free(c->errors);
 		strmap_free(c->writers);
@@ -62,6 +66,7 @@ static void fini(struct controller *c)
 	const char *k;
 	void *v;
 
+	controller_messages_free(c);
 	if (c->by_path)
 		controller_free_table(c->by_path);
 	while (c->writers && strmap_next(c->writers, &it, &k, &v))

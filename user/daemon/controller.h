@@ -120,6 +120,21 @@ int controller_retry_resync(struct controller *c);
 int controller_handle(struct controller *c, const struct cpusetd_event *ev);
 
 /*
+ * Termination messages of rejected containers are written by a thread
+ * (controller_reject.c, reject_writer.h), never by the loop.
+ * controller_messages_fd: an fd for the loop's epoll set, readable when
+ * a write finished. controller_messages_poll: takes the finished writes
+ * (each logged once, with the pod and container) and arms the rejection
+ * of their containers, and of those whose write is overdue
+ * (REJECT_MESSAGE_WAIT_MS); call it when the fd is ready and once per
+ * loop turn. controller_messages_timeout_ms: ms until the next overdue
+ * write, for the loop's timeout; -1 when none is waiting. Cannot fail.
+ */
+int controller_messages_fd(const struct controller *c);
+void controller_messages_poll(struct controller *c);
+int controller_messages_timeout_ms(const struct controller *c);
+
+/*
  * In-place resizes (kubelet InPlacePodVerticalScaling): kubelet and the
  * runtime change a running container's CPU limit (cpu.max, or
  * cpu.cfs_quota_us/cfs_period_us) with no cgroup event, so the caller runs

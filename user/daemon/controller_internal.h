@@ -26,6 +26,7 @@
 #include "user/policy/policy.h"
 #include "user/topo/topology.h"
 #include "controller.h"
+#include "reject_writer.h"
 
 /*
  * Whether a container holds a placement. The live kernel decides: a
@@ -75,7 +76,11 @@ struct container {
 	enum container_state state;
 	bool reject_armed;		/* placement map says reject: BPF kills its
 					 * own exec (termination message written) */
-	bool message_written;		/* termination message written */
+	bool message_written;		/* termination message handled (written,
+					 * queued, skipped or dropped): once only */
+	bool message_queued;		/* with the writer thread: the rejection is
+					 * armed when it is done ... */
+	uint64_t message_deadline_ns;	/* ... or at this CLOCK_MONOTONIC time */
 	/* Foreign writes of its cpuset files (controller_defend.c). */
 	unsigned restores;		/* restores in the current fight */
 	uint64_t last_restore_ns;	/* CLOCK_MONOTONIC of the latest */
@@ -144,6 +149,9 @@ struct controller {
 	int map_err_logged;		/* -errno of a placement map failure logged
 					 * since the last prune (once per cause) */
 	struct controller_isolate *iso;	/* host isolation (controller_isolate.c); NULL: off */
+	struct reject_writer *messages;	/* termination message writer (controller_reject.c) */
+	uint64_t message_deadline_ns;	/* earliest message_deadline_ns of a queued
+					 * message; 0 = none */
 };
 
 /* On a pool (shared or BE), with a task: its set follows the pool. */
@@ -285,6 +293,11 @@ bool controller_container_started(struct controller *c, struct container *ct);
 /* Admission error: logged once per container, listed per pod;
  * on_error=reject arms the kill at the container's own first exec. */
 void controller_handle_error(struct controller *c, struct container *ct);
+
+/* The termination message writer (reject_writer.h) of a new controller,
+ * and its end (waits REJECT_WRITER_STOP_MS at most). 0 or -errno. */
+int controller_messages_init(struct controller *c);
+void controller_messages_free(struct controller *c);
 
 /* Kills a rejected container whose own program ran (BPF killed the exec
  * already, or it ran before the rejection was armed); every task goes.

@@ -19,6 +19,11 @@
  * burst has settled: status.json, the .prom file and topology.json are
  * written once per burst, not once per event, and never between an event
  * and the next one already waiting.
+ *
+ * The loop never waits on a file a pod's filesystem holds: rejected
+ * containers' termination messages are written by a thread of their own
+ * (controller_reject.c); the loop polls its eventfd for the results and
+ * never waits for it, at a stop neither (a stuck write is left behind).
  */
 #include <errno.h>
 #include <signal.h>
@@ -256,6 +261,9 @@ static int setup_fds(struct daemon *d)
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sigfd, &ev) < 0)
 		return -errno;
 	ev.data.fd = bpf_events_fd(d->bpf);
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+		return -errno;
+	ev.data.fd = controller_messages_fd(d->ctl);
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
 		return -errno;
 	d->resize_tfd = add_timer(d, d->cfg.resize_check_ms);
@@ -594,13 +602,17 @@ static void export_when_due(struct daemon *d)
 }
 
 /* epoll_wait's timeout in ms (at least 1): the next periodic export,
- * heartbeat, resync retry, watchdog ping or pending change's export. */
+ * heartbeat, resync retry, watchdog ping, pending change's export or
+ * overdue termination message. */
 static int loop_timeout_ms(const struct daemon *d, bool wd, uint64_t wd_usec)
 {
 	int timeout = export_textfile_timeout_ms(d->prom, wd ? (int)(wd_usec / 4000) : 5000);
+	int msg = controller_messages_timeout_ms(d->ctl);
 	uint64_t at = export_at_us(d), now;
 
 	timeout = status_timeout_ms(&d->beat, timeout);	/* status.json's heartbeat */
+	if (msg >= 0 && (timeout < 0 || msg < timeout))
+		timeout = msg;
 	if (controller_resync_failed(d->ctl) && (timeout < 0 || timeout > RESYNC_RETRY_MS))
 		timeout = RESYNC_RETRY_MS;
 	if (at) {
@@ -629,6 +641,8 @@ static int dispatch(struct daemon *d, const struct epoll_event *evs, int n)
 			return -ENOMEM;
 		if (evs[i].data.fd == d->isolate_tfd && on_isolate_timer(d) == -ENOMEM)
 			return -ENOMEM;
+		if (evs[i].data.fd == controller_messages_fd(d->ctl))
+			controller_messages_poll(d->ctl);
 	}
 	return 0;
 }
@@ -669,6 +683,7 @@ static int run(struct daemon *d)
 		if (r)
 			return r < 0 ? r : 0;
 		check_lost(d);
+		controller_messages_poll(d->ctl);	/* overdue ones */
 		if (retry_resync(d) == -ENOMEM)
 			return -ENOMEM;
 		export_when_due(d);

@@ -2,16 +2,25 @@
  * Writes the reason of a rejection into the container's termination
  * message file (see reject.h).
  *
- * host_path comes from the pod's config.json, so it is untrusted: it must
- * name an existing regular file strictly under the kubelet pods directory,
- * reached without following any symlink. The check is done by the kernel
- * (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS from a pods_dir fd), not by
- * string games, so a symlink swapped in after our checks is still refused.
- * pods_dir's own last component must not be a symlink either (O_NOFOLLOW):
- * a node that symlinks the pods directory itself must configure the real
- * path (symlinks higher up, such as /var/lib -> /data, are followed).
+ * host_path comes from the pod's config.json, so it is untrusted. It is
+ * taken only when it is kubelet's own file for this pod and container
+ * (termination_rel_path, user/meta/termination.h: a pure check of its
+ * shape), and then opened by the kernel beneath a pods_dir fd with
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+ * RESOLVE_NO_XDEV), not by string games: a symlink swapped in after the
+ * check, or a mount point anywhere below pods_dir (a bind mount over
+ * kubelet's file, a volume mounted under the pod's directory), is refused
+ * by the kernel, so the write stays on pods_dir's own filesystem and in
+ * kubelet's own file. pods_dir's own last component must not be a
+ * symlink either (O_NOFOLLOW): a node that symlinks the pods directory
+ * itself must configure the real path (symlinks higher up, such as
+ * /var/lib -> /data, are followed).
  * Needs Linux >= 5.6 for openat2; older kernels get -ENOSYS, never a
  * weaker fallback.
+ *
+ * It may block for as long as that filesystem does (NFS): the daemon
+ * calls it on its writer thread (reject_writer.h), never on the loop;
+ * so it logs nothing (log.c is the loop's) and returns what happened.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,53 +33,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "user/base/log.h"
+#include "user/meta/termination.h"
 #include "reject.h"
-
-/* Length of dir without trailing slashes ("/" gives 0). */
-static size_t trimmed_len(const char *dir)
-{
-	size_t n = strlen(dir);
-
-	while (n > 0 && dir[n - 1] == '/')
-		n--;
-	return n;
-}
-
-/* True when a component of the relative path rel is "..". */
-static bool has_dotdot(const char *rel)
-{
-	for (const char *p = rel; *p;) {
-		size_t n = strcspn(p, "/");
-
-		if (n == 2 && p[0] == '.' && p[1] == '.')
-			return true;
-		p += n;
-		p += strspn(p, "/");
-	}
-	return false;
-}
-
-/*
- * The part of host_path below pods_dir, without leading slashes.
- * Returns 0 and *ret (points into host_path), or -EPERM when host_path is
- * not strictly under pods_dir or climbs with "..".
- */
-static int relative_to(const char *pods_dir, const char *host_path, const char **ret)
-{
-	size_t plen = trimmed_len(pods_dir);
-	const char *rel;
-
-	if (pods_dir[0] != '/' || host_path[0] != '/')
-		return -EPERM;
-	if (strncmp(host_path, pods_dir, plen) != 0 || host_path[plen] != '/')
-		return -EPERM;
-	rel = host_path + plen;
-	rel += strspn(rel, "/");
-	if (!*rel || has_dotdot(rel))
-		return -EPERM;
-	*ret = rel;
-	return 0;
-}
 
 /* Writes all of buf. Returns 0 or -errno (-EIO when nothing moves). */
 static int write_all(int fd, const char *buf, size_t len)
@@ -91,15 +55,17 @@ static int write_all(int fd, const char *buf, size_t len)
 }
 
 /*
- * Opens rel beneath dirfd for writing, refusing symlinks anywhere.
- * O_NONBLOCK so that a FIFO cannot block us; no O_TRUNC here, so that
- * nothing is changed before the file type is checked.
+ * Opens rel beneath dirfd for writing, refusing symlinks and mount
+ * points anywhere on the way (-ELOOP, -EXDEV). O_NONBLOCK so that a FIFO
+ * cannot block us; no O_TRUNC here, so that nothing is changed before
+ * the file type is checked.
  */
 static int open_beneath(int dirfd, const char *rel)
 {
 	struct open_how how = {
 		.flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
 	};
 	int fd, tries = 0;
 
@@ -128,27 +94,24 @@ static int check_and_truncate(int fd)
 	return 0;
 }
 
-int reject_write_message(const char *pods_dir, const char *host_path, const char *msg)
+int reject_write_message(const char *pods_dir, const char *pod_uid, const char *container_name,
+			 const char *host_path, const char *msg)
 {
 	const char *rel;
 	int dirfd, fd, r;
 
 	if (strlen(host_path) >= PATH_MAX)
 		return -ENAMETOOLONG;
-	r = relative_to(pods_dir, host_path, &rel);
-	if (r < 0) {
-		log_debug("reject: %s is not under %s", host_path, pods_dir);
+	r = termination_rel_path(pods_dir, pod_uid, container_name, host_path, &rel);
+	if (r < 0)
 		return r;
-	}
 	dirfd = open(pods_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd < 0)
 		return -errno;
 	fd = open_beneath(dirfd, rel);
 	close(dirfd);
-	if (fd < 0) {
-		log_debug("reject: open %s: %s", host_path, strerror(-fd));
+	if (fd < 0)
 		return fd;
-	}
 	r = check_and_truncate(fd);
 	if (r == 0) {
 		/* kubelet shows the file as the container's message: one line
@@ -168,7 +131,5 @@ int reject_write_message(const char *pods_dir, const char *host_path, const char
 		r = write_all(fd, "\n", 1);
 	if (close(fd) < 0 && r == 0 && errno != EINTR)
 		r = -errno;
-	if (r < 0)
-		log_debug("reject: write %s: %s", host_path, strerror(-r));
 	return r;
 }

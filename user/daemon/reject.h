@@ -14,19 +14,28 @@
 #endif
 
 /*
- * Writes msg (log_escape'd: one line) plus a newline
- * into host_path, replacing its content.
- * host_path must be an absolute path strictly under pods_dir (absolute; a
- * trailing slash is fine) with no ".." component; it is opened relative to
- * pods_dir with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), never
- * created, and must be a regular file with a single link. pods_dir is
- * opened with O_NOFOLLOW: its last component must not be a symlink.
- * Nothing is truncated or written unless all checks pass.
- * Returns 0; -EPERM when host_path is outside pods_dir or has ".."; -ELOOP
- * for a symlink on the way; -ENOENT; -EINVAL when not a regular file or
- * hard-linked (a FIFO may give -ENXIO, a directory -EISDIR);
- * -ENAMETOOLONG; -ENOSYS before Linux 5.6; -errno.
+ * Writes msg, escaped (log_escape: one line), plus a newline into
+ * host_path, replacing its content, when host_path is kubelet's
+ * termination message file of this container:
+ *   <pods_dir>/<pod_uid>/containers/<container_name>/<file>
+ * (termination_rel_path, user/meta/termination.h, says exactly what is
+ * accepted). It is opened relative to pods_dir with openat2(RESOLVE_BENEATH
+ * | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV): no
+ * symlink and no mount point on the way; never created; it must be a
+ * regular file with a single link. pods_dir is opened with O_NOFOLLOW:
+ * its last component must not be a symlink. Nothing is truncated or
+ * written unless all checks pass. Logs nothing (it runs on the writer
+ * thread): the caller logs the result. Blocks as long as the filesystem
+ * does.
+ * Returns 0; -EINVAL when pods_dir is not absolute or pod_uid /
+ * container_name is not one plain path component, or the file is not a
+ * regular file or is hard-linked (a FIFO may give -ENXIO, a directory
+ * -EISDIR); -EPERM when host_path is not of kubelet's shape; -ELOOP for a
+ * symlink on the way; -EXDEV for a mount point on the way (a bind mount
+ * over the file included); -ENOENT; -ENAMETOOLONG; -ENOSYS before Linux
+ * 5.6; -errno.
  */
-int reject_write_message(const char *pods_dir, const char *host_path, const char *msg);
+int reject_write_message(const char *pods_dir, const char *pod_uid, const char *container_name,
+			 const char *host_path, const char *msg);
 
 #endif

@@ -34,6 +34,8 @@
 	  "Containers whose runtime changed their cpuset before the first exec.") \
 	X(rejected, "cpusetd_rejected_containers_total", \
 	  "Containers killed for an admission error (on_error=reject).") \
+	X(termination_messages_dropped, "cpusetd_termination_messages_dropped_total", \
+	  "Rejections whose termination message was not written: the writer had no free slot.") \
 	X(inplace_resizes, "cpusetd_inplace_resizes_total", \
 	  "In-place CPU limit changes of Guaranteed containers applied.") \
 	X(inplace_resizes_refused, "cpusetd_inplace_resizes_refused_total", \

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "user/base/clock.h"
 #include "user/base/files.h"
+#include "user/base/log.h"
 #include "user/base/procs.h"
 #include "export_koord_write.h"
 #include "snapshot.h"
@@ -100,12 +101,22 @@ static json_object *daemon_obj(const struct snapshot *s, const struct status_bea
 	return o;
 }
 
+/* A message (raw text that may quote pod values: a policy reason) as
+ * one escaped line, as the log shows it (log_escape, once: here). */
+static json_object *message_json(const char *raw)
+{
+	char buf[4 * sizeof(((struct pod_error *)0)->message) + 1];
+
+	log_escape(raw, buf, sizeof(buf));
+	return json_object_new_string(buf);
+}
+
 static json_object *error_obj(const struct policy_decision *d)
 {
 	json_object *o = json_object_new_object();
 
 	add(o, "reason", json_object_new_string(policy_error_name(d->err)));
-	add(o, "message", json_object_new_string(d->reason));
+	add(o, "message", message_json(d->reason));
 	/* kept: a hotplug error on a placed container, which keeps running
 	 * on what it has (policy_hotplug.h). */
 	add(o, "action", json_object_new_string(d->reject ? "rejected" :
@@ -124,7 +135,7 @@ static json_object *pod_error_obj(const struct pod_error *e)
 	add(o, "pod_uid", json_object_new_string(e->pod_uid));
 	add(o, "container_id", json_object_new_string(e->container_id));
 	add(o, "reason", json_object_new_string(e->reason));
-	add(o, "message", json_object_new_string(e->message));
+	add(o, "message", message_json(e->message));
 	add(o, "action", json_object_new_string(e->action));
 	add(o, "attempts", json_object_new_uint64(e->attempts));
 	add(o, "first", json_object_new_double(e->first));

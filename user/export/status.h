@@ -49,7 +49,8 @@
  *      "state": "placed"|"waiting"|"exited"|"rejected"
  *               (waiting: no task yet at a resync; exited: every task
  *                gone, holds nothing; rejected: killed for its error),
- *      "error": null | {"reason": "<label>", "message": "...",
+ *      "error": null | {"reason": "<label>", "message": "..." (one line,
+ *                                  log_escape'd: "\\" is a backslash),
  *                       "action": "rejected"|"shared"|"kept"},
  *               (kept: a CPU hotplug error, reason cpu_offline or
  *                insufficient_cpus; the container keeps its placement)

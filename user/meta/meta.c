@@ -314,13 +314,51 @@ static bool kubelet_termination_source(const struct pod_meta *m, const char *src
 }
 
 /*
- * mounts[]: the host source of the mount at the termination message path.
+ * Whether mounts[i] (mnt) is read-only: the last of its "ro", "rro" and
+ * "rw" options says (runc applies them in order). Returns 1, 0, or
+ * -EBADMSG (recorded) when options is not an array of strings.
+ */
+static int mount_read_only(struct pod_meta *m, struct json_object *mnt, size_t i)
+{
+	struct json_object *opts;
+	size_t n;
+	int r, ro = 0;
+
+	r = meta_member(mnt, "options", json_type_array, &opts);
+	if (r < 0)
+		return bad_field(m, mnt, "options", json_type_array, 0);
+	n = r > 0 ? json_object_array_length(opts) : 0;
+	for (size_t k = 0; k < n; k++) {
+		struct json_object *o = json_object_array_get_idx(opts, k);
+		const char *s;
+
+		if (!json_object_is_type(o, json_type_string)) {
+			bad_bundle(m, "config.json: mounts[%zu].options[%zu] is not a string", i, k);
+			return -EBADMSG;
+		}
+		s = json_object_get_string(o);
+		if (strcmp(s, "ro") == 0 || strcmp(s, "rro") == 0)
+			ro = 1;
+		else if (strcmp(s, "rw") == 0)
+			ro = 0;
+	}
+	return ro;
+}
+
+/*
+ * mounts[]: the host source of the mount at the termination message path,
+ * and whether that mount is read-only. The LAST mount at that destination
+ * is taken: runtimes mount in order, so it is the one the container sees,
+ * and kubelet lists its own termination mount after the pod's volume
+ * mounts, one of which may sit at the same path (a volume with a
+ * subPath: its source is the pod's, under the pod's volume-subpaths).
  * Every entry is type-checked, matched or not.
  */
 static int parse_mounts(struct json_object *root, struct pod_meta *m, const char *term, bool term_given)
 {
 	struct json_object *mounts;
 	const char *guess = NULL;
+	bool found = false, guess_ro = false;
 	size_t n;
 	int r;
 
@@ -333,6 +371,7 @@ static int parse_mounts(struct json_object *root, struct pod_meta *m, const char
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *mnt = json_object_array_get_idx(mounts, i), *v;
 		const char *dst = "", *src = "";
+		int ro;
 
 		if (!json_object_is_type(mnt, json_type_object)) {
 			bad_bundle(m, "config.json: mounts[%zu] is not an object", i);
@@ -345,13 +384,22 @@ static int parse_mounts(struct json_object *root, struct pod_meta *m, const char
 		    (r > 0 && meta_string_fit(v, sizeof(m->termination_log), &src) < 0))
 			return bad_field(m, mnt, "source", json_type_string,
 					 sizeof(m->termination_log));
-		if (!m->termination_log[0] && src[0] && strcmp(dst, term) == 0)
+		ro = mount_read_only(m, mnt, i);
+		if (ro < 0)
+			return ro;
+		if (strcmp(dst, term) == 0) {
+			found = true;
 			strcpy(m->termination_log, src);
-		else if (!guess && !term_given && kubelet_termination_source(m, src))
+			m->termination_ro = ro;
+		} else if (!term_given && kubelet_termination_source(m, src)) {
 			guess = src;
+			guess_ro = ro;
+		}
 	}
-	if (!m->termination_log[0] && guess)
+	if (!found && guess) {
 		strcpy(m->termination_log, guess);
+		m->termination_ro = guess_ro;
+	}
 	return 0;
 }
 

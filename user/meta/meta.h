@@ -15,10 +15,15 @@
  *     META_MAX_CPULIST_BYTES; the policy validates it).
  *   io.kubernetes.container.terminationMessagePath (default
  *     /dev/termination-log): which mount's host source gets the reason when
- *     the container is rejected. Without the annotation and without a mount
- *     at the default path (containerd drops container annotations unless
- *     `container_annotations` lets them through), a mount whose source ends
- *     in kubelet's ".../pods/<uid>/containers/<name>/<file>" is taken.
+ *     the container is rejected: the LAST mount at that path (the one the
+ *     container sees, and kubelet's own, which comes after the pod's
+ *     volume mounts), with whether it is read-only (options "ro"/"rro",
+ *     the last of those and "rw" wins). Without the annotation and without
+ *     a mount at the default path (containerd drops container annotations
+ *     unless `container_annotations` lets them through), the last mount
+ *     whose source ends in kubelet's ".../pods/<uid>/containers/<name>/<file>"
+ *     is taken. Only a guess of which file is meant: the daemon writes it
+ *     only when it is kubelet's own (user/meta/termination.h).
  *   Pod policy annotations (Koordinator and cpusetd, see struct
  *     pod_policy_ann): koordinator.sh/qosClass,
  *     scheduling.koordinator.sh/resource-status,
@@ -113,6 +118,8 @@ struct pod_meta {
 	char runtime_cpus[1024];
 	char cgroups_path[384];		/* linux.cgroupsPath, may be "" */
 	char termination_log[PATH_MAX];	/* host file behind the mount, or "" */
+	bool termination_ro;		/* that mount is read-only ("ro"): not
+					 * kubelet's, which is read-write */
 	struct pod_policy_ann pod;	/* Koordinator / cpusetd annotations */
 };
 

@@ -157,7 +157,9 @@ struct policy_decision {
 	bool reject;			/* err, on_error=reject, not a sandbox */
 	bool err_hotplug;		/* err came from CPU hotplug, after
 					 * admission: the placement stands */
-	char reason[256];		/* one line, set when err */
+	char reason[256];		/* set when err; raw text that may quote pod
+					 * values: escape it where it is written
+					 * (log_escape) */
 	/* policy_admit / policy_resize: this call changed the shared or BE
 	 * pool, so every pooled container must follow. */
 	bool pools_changed;

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "user/base/log.h"
 #include "policy_internal.h"
 
 static const char *const error_names[POLICY_ERR__COUNT] = {
@@ -152,15 +151,14 @@ int policy_fail(struct policy_decision *d, enum policy_error err, const char *fm
 {
 	va_list ap;
 
-	char raw[sizeof(d->reason)];
-
 	d->err = err;
 	va_start(ap, fmt);
-	vsnprintf(raw, sizeof(raw), fmt, ap);
+	/* Reasons quote pod values (annotations, names): kept raw here, and
+	 * escaped once by each sink that writes them (log_escape: the log,
+	 * the termination message, status.json), so a backslash in a value
+	 * is never escaped twice. */
+	vsnprintf(d->reason, sizeof(d->reason), fmt, ap);
 	va_end(ap);
-	/* Reasons quote pod values (annotations, names): escaped once here,
-	 * every sink (log, termination message, status, .prom) gets one line. */
-	log_escape(raw, d->reason, sizeof(d->reason));
 	return -error_errno[err];
 }
 

@@ -57,7 +57,8 @@ int policy_place(struct policy *p, const struct policy_request *req,
 
 /* --- book-keeping (policy_book.c): calls no other policy file --- */
 
-/* Records an admission error on d; returns its negative errno. */
+/* Records an admission error on d (reason raw, cut at its size: see
+ * struct policy_decision); returns its negative errno. */
 int policy_fail(struct policy_decision *d, enum policy_error err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
