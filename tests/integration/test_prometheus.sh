@@ -137,7 +137,10 @@ reader() {
 	done
 	echo "$bad" >"$IT_WORK/reader.bad"
 }
-ino1=$(stat -c %i "$PROM")
+# The first file stays open, so its inode cannot be freed and its number
+# reused by a later file (ext4 does reuse them): a new number is a new file.
+exec 7<"$PROM"
+ino1=$(stat -L -c %i /proc/self/fd/7)
 reader &
 READER=$!
 pod_start churn1 guaranteed 1000
@@ -146,6 +149,7 @@ pod_start churn2 burstable 200
 wait "$READER"
 check "a reader never sees a partial file (400 reads)" test "$(cat "$IT_WORK/reader.bad")" = 0
 check "the file is replaced by rename (new inode)" test "$(stat -c %i "$PROM")" != "$ino1"
+exec 7<&-
 
 # Refreshed after a pod stops.
 pod_stop db
