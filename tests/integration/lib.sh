@@ -31,14 +31,26 @@ check() {
 	if "$@"; then ok "$name"; else not_ok "$name"; fi
 }
 
-# Skips the whole file, unless CI=true where a skip is a failure.
+# Skips the whole file, unless CI=true where a skip is a failure. The
+# line is TAP's skip ("ok - # SKIP why"): tests/run-all.sh counts it
+# apart, never as passed.
 it_skip_all() {
 	if [ "${CI:-}" = true ]; then
 		not_ok "cannot run: $*"
 		exit 1
 	fi
-	echo "ok - SKIP $*"
+	echo "ok - # SKIP $*"
 	exit 0
+}
+
+# no_match FILE GREP_ARGS...: FILE exists and `grep GREP_ARGS` finds no
+# line in it (exit 1; 2, an error, fails too). A bare `! grep -q PAT FILE`
+# passes when FILE is missing.
+no_match() {
+	local f=$1; shift
+	[ -f "$f" ] || { it_log "no_match: $f does not exist"; return 1; }
+	grep -q "$@" "$f"
+	[ $? = 1 ]
 }
 
 # wait_for TIMEOUT_S CMD...: polls CMD every 20 ms until it succeeds.
