@@ -305,6 +305,18 @@ static void test_detect_v1(void **state)
 	assert_int_equal(m.cpuset_hierarchy_id, 5);
 	assert_string_equal(m.cpuset_mnt, "/sys/fs/cgroup/cpuset");
 	assert_string_equal(m.cpu_mnt, "/sys/fs/cgroup/cpu,cpuacct");
+	assert_string_equal(m.freezer_mnt, "");
+
+	/* the freezer hierarchy (cgfs_kill), and a freezer line that
+	 * /proc/cgroups puts on v2 (hierarchy 0): not taken */
+	detect_with("27 20 0:24 / /sys/fs/cgroup/cpuset rw shared:8 - cgroup cgroup rw,cpuset\n"
+		    "28 20 0:25 / /sys/fs/cgroup/freezer rw shared:9 - cgroup cgroup rw,freezer\n",
+		    "cpuset\t5\t4\t1\nfreezer\t6\t4\t1\n", "", 0, &m);
+	assert_string_equal(m.freezer_mnt, "/sys/fs/cgroup/freezer");
+	detect_with("27 20 0:24 / /sys/fs/cgroup/cpuset rw shared:8 - cgroup cgroup rw,cpuset\n"
+		    "28 20 0:25 / /sys/fs/cgroup/freezer rw shared:9 - cgroup cgroup rw,freezer\n",
+		    "cpuset\t5\t4\t1\nfreezer\t0\t4\t1\n", "", 0, &m);
+	assert_string_equal(m.freezer_mnt, "");
 
 	/* only the named systemd hierarchy: no controller anywhere */
 	detect_with("25 20 0:22 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,name=systemd\n",
