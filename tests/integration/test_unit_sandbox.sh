@@ -67,6 +67,10 @@ check "its CFS quota is lifted" wait_for 30 bash -c "[ \$(cat $CPU$(cgp g1)/cpu.
 check "no quota error" jq -e '.counters.cpu_quota_errors == 0' "$IT_WORK/state/status.json"
 ms=$(ms_until_restored "$IT_CPUSET$(cgp g1)/cpuset.cpus")
 check "a foreign write is undone ($ms ms)" test "$ms" -le 100
+# /proc/1/ns/mnt needs ptrace access (no CAP_SYS_PTRACE here): the
+# runtime's mount namespace comes from BPF (issue 22 L2).
+check "the runtime's mount namespace is found by BPF, without ptrace access" \
+	grep -q "runtime mount namespace: ours, mnt:\[[0-9]*\], which every ancestor shares" "$IT_WORK/daemon.log"
 # (At debug level this kernel's own refusal of fexit shows, as for root.)
 check "nothing refused for want of a privilege" bash -c \
 	"! grep -v ': debug: ' $IT_WORK/daemon.log | grep -E 'Operation not permitted|EPERM'"
