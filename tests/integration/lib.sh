@@ -231,6 +231,7 @@ json_escape() {
 #   HOOK PATH: runs HOOK PATH BUNDLE_JSON before runc (hostile bundles).
 #   IT_ANNOTATIONS: a JSON object of more pod annotations (as containerd's
 #   pod_annotations passes them), e.g. '{"koordinator.sh/qosClass":"BE"}'.
+#   IT_CREATE=1: `runc create` only; the container waits for `runc start`.
 # Writes a containerd-shaped config.json and runs it with runc.
 container_start() {
 	local pod=$1 name=$2 qos=$3 type=$4 milli=$5 annot=${6:-} spec_cpus=${7:-} hook=${8:-}
@@ -282,7 +283,10 @@ container_start() {
 	}
 	EOF
 	[ -z "$hook" ] || "$hook" "$9" "$b/config.json"
-	$IT_RUNC run -d --bundle "$b" "$id" >"$IT_WORK/runc-$id.log" 2>&1
+	local verb="run -d"
+	[ -z "${IT_CREATE:-}" ] || verb=create
+	# shellcheck disable=SC2086
+	$IT_RUNC $verb --bundle "$b" "$id" >"$IT_WORK/runc-$id.log" 2>&1
 }
 
 # container_stop POD NAME: kill, delete (the cgroup goes with it).

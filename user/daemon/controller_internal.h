@@ -15,6 +15,7 @@
 #include "cgroupfs/cgfs.h"
 #include "user/base/clock.h"
 #include "user/base/log.h"
+#include "user/base/procs.h"
 #include "user/base/strmap.h"
 #include "user/bpf/bpf_events.h"
 #include "user/bpf/bpf_telemetry.h"
@@ -74,6 +75,10 @@ struct container {
 	bool reject_armed;		/* placement map says reject: BPF kills its
 					 * own exec (termination message written) */
 	bool message_written;		/* termination message written */
+	bool start_unsure;		/* resync saw what may be a runtime's init
+					 * stage (procs_start_state) */
+	uint64_t reject_deadline_us;	/* CLOCK_MONOTONIC: killed then if still
+					 * alive (controller_reject.c); 0 = none */
 	/* Foreign writes of its cpuset files (controller_defend.c). */
 	unsigned restores;		/* restores in the current fight */
 	uint64_t last_restore_ns;	/* CLOCK_MONOTONIC of the latest */
@@ -135,8 +140,11 @@ struct controller {
 	int resync_failed;		/* -errno of the last resync, 0 = it worked */
 	struct controller_plan *plan;	/* v2 hierarchical writes; NULL: every container */
 	uint64_t resync_started_ns;	/* CLOCK_MONOTONIC: older events are stale */
-	uint64_t self_mntns;		/* our mount namespace: the runtime's, for
-					 * cgroups made while we were down */
+	uint64_t runtime_mntns;		/* the runtime's mount namespace, for cgroups
+					 * made while we were down (controller.c) */
+	struct procs_file_id runtimes[8];	/* runtime binaries (procs.h) */
+	int n_runtimes;
+	uint64_t reject_due_us;		/* earliest reject_deadline_us; 0 = none */
 	struct pod_errors *errors;	/* admission errors by namespace/pod/container */
 	struct strmap *writers;		/* comm -> struct writer_count */
 	struct controller_isolate *iso;	/* host isolation (controller_isolate.c); NULL: off */
