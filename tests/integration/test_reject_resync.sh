@@ -10,6 +10,9 @@
 #     for all that: killed once the init stage's time is up (10 s);
 #   - a fork bomb (no PID namespace, pids.max 128, so every task forks and
 #     the machine is safe) is frozen and killed in one round;
+#   - one rejected while the daemon ran and started while it was down is
+#     killed at the next start, though the pinned lifecycle map, which
+#     counted no exec meanwhile, says it has not started;
 #   - with the daemon in a mount namespace of its own (as the unit's
 #     sandbox and a DaemonSet's container give it), a task of the host's
 #     namespace in a container's cgroup is still the runtime's, not the
@@ -103,6 +106,12 @@ for p in c1 f1 m1 b1; do
 	check "$p: rejected (invalid_annotation)" wait_for 10 has_error $p invalid_annotation rejected
 done
 
+# A reload's resync meanwhile: m1's deadline must stand through it.
+rs=$(jq .counters.resyncs "$IT_WORK/state/status.json")
+kill -HUP "$IT_DAEMON"
+check "a reload's resync in m1's 10 s" wait_for 10 \
+	jq -e ".counters.resyncs > $rs" "$IT_WORK/state/status.json"
+
 # The resync has decided (status.json is out): what it killed is dead.
 check "c1: runc's init stage is left alone (still created)" test "$(status_of c1 app)" = created
 check "c1: ... the log says it waits for its first exec" \
@@ -141,7 +150,16 @@ it_log "m1 killed ${ms} ms after the daemon's start"
 check "m1: ... not before (${ms} ms)" test "$ms" -ge 9000
 check "m1: ... logged so" log_has "demo/m1/app .*rejected: killed after 10 s with no exec"
 for p in c1 f1 m1 b1; do pod_stop $p; done
+
+# c2: made while the daemon runs (BPF records its mkdir in the pinned
+# lifecycle map), started while it is down (no program counts that
+# exec): at the next start the map still says "not started".
+container_start c2 POD burstable sandbox 0
+IT_CREATE=1 container_start c2 app burstable container 500 nope
+check "c2: rejected while created" wait_for 10 has_error c2 invalid_annotation rejected
 daemon_stop
+$IT_RUNC start "$(cid c2/app)"
+check "c2: started while the daemon is down" wait_for 5 running c2 app
 
 # --- the daemon in a mount namespace of its own ---
 # r1 is runc's init stage, and beside it a task of the host's mount
@@ -159,6 +177,8 @@ IT_WRAP=
 check "... which is not the host's" test "$(readlink "/proc/$IT_DAEMON/ns/mnt")" != "$host_ns"
 check "... and takes the host's for the runtime's, from its parent" \
 	log_has "runtime mount namespace: ${host_ns//[][]/.}, that of bash\[$$\], which started us"
+check "c2: the pinned map's 'not started' is checked: killed at once" wait_for 5 stopped c2 app
+check "c2: ... logged so" log_has "demo/c2/app .*rejected: killed at once"
 check "r1: rejected" wait_for 10 has_error r1 invalid_annotation rejected
 check "r1: the host task in its cgroup is the runtime's: alive" kill -0 "$host_task"
 check "r1: ... runc's init stage too" test "$(status_of r1 app)" = created
@@ -169,6 +189,7 @@ check "r1: ... and its first exec is killed" wait_for 5 stopped r1 app
 kill "$host_task" 2>/dev/null
 wait "$host_task" 2>/dev/null
 pod_stop r1
+pod_stop c2
 daemon_stop
 
 it_done

@@ -329,10 +329,10 @@ int bpf_events_get_lifecycle(const struct bpf_events *b, uint64_t cgroup_id,
 }
 
 int bpf_events_add_lifecycle(struct bpf_events *b, uint64_t cgroup_id,
-			     const struct cpusetd_lifecycle *lc)
+			     const struct cpusetd_lifecycle *lc, bool replace)
 {
 	int err = bpf_map__update_elem(b->skel->maps.lifecycle, &cgroup_id, sizeof(cgroup_id),
-				       lc, sizeof(*lc), BPF_NOEXIST);
+				       lc, sizeof(*lc), replace ? BPF_ANY : BPF_NOEXIST);
 
 	return err == -EEXIST ? 0 : err;
 }

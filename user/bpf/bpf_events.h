@@ -133,11 +133,13 @@ int bpf_events_probe_runtime_mntns(struct bpf_events *b, struct bpf_mntns_probe 
 
 /*
  * Creates the lifecycle entry of a cgroup BPF did not see being made
- * (resync), unless one exists: the BPF side's own record wins. Returns 0
- * (also when one existed) or -errno.
+ * (resync), unless one exists: the BPF side's own record wins. With
+ * replace, overwrites it (resync found the container started while the
+ * programs were detached; an exec BPF counts meanwhile only adds).
+ * Returns 0 (also when one existed) or -errno.
  */
 int bpf_events_add_lifecycle(struct bpf_events *b, uint64_t cgroup_id,
-			     const struct cpusetd_lifecycle *lc);
+			     const struct cpusetd_lifecycle *lc, bool replace);
 
 /*
  * Records the placement of a container cgroup (cgroup_id = kernfs id =

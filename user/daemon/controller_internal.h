@@ -145,6 +145,8 @@ struct controller {
 	struct procs_file_id runtimes[8];	/* runtime binaries (procs.h) */
 	int n_runtimes;
 	uint64_t reject_due_us;		/* earliest reject_deadline_us; 0 = none */
+	bool lifecycle_checked;		/* a resync checked the pinned lifecycle
+					 * entries left from before our start */
 	struct pod_errors *errors;	/* admission errors by namespace/pod/container */
 	struct strmap *writers;		/* comm -> struct writer_count */
 	struct controller_isolate *iso;	/* host isolation (controller_isolate.c); NULL: off */

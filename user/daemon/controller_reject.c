@@ -18,7 +18,8 @@
  * Whether the container's own program has run: BPF counted an exec from
  * outside the runtime's mount namespace. A cgroup BPF did not see being
  * made (we were down) gets its lifecycle entry here, from its tasks
- * (procs_start_state), with the runtime's namespace as BPF would have
+ * (procs_start_state; so does one that BPF's entry from before our start
+ * calls not started), with the runtime's namespace as BPF would have
  * recorded it at mkdir (controller.c find_runtime_mntns). Tasks that may
  * be a runtime's init stage, or that we may not read or see, leave ct
  * start_unsure: not started, but not believed for ever (arm_rejection).
@@ -27,8 +28,13 @@ bool controller_container_started(struct controller *c, struct container *ct)
 {
 	struct cpusetd_lifecycle lc = { .runtime_mntns = c->runtime_mntns };
 	int pids[64], n, st = PROCS_NOT_STARTED;
+	bool have = c->bpf && ct->cgroup_id &&
+		    bpf_events_get_lifecycle(c->bpf, ct->cgroup_id, &lc) == 0;
 
-	if (c->bpf && ct->cgroup_id && bpf_events_get_lifecycle(c->bpf, ct->cgroup_id, &lc) == 0)
+	/* The map is pinned and outlives us, but nothing counted the execs
+	 * of the time we were down: until our first resync is done, an entry
+	 * that says "not started" is checked against the tasks too. */
+	if (have && (lc.own_execs > 0 || c->lifecycle_checked))
 		return lc.own_execs > 0;
 	n = cgfs_read_pids(c->cg, ct->path, pids, 64);
 	if (n > 0) {
@@ -42,8 +48,8 @@ bool controller_container_started(struct controller *c, struct container *ct)
 	if (st == PROCS_STARTED)
 		lc.own_execs = 1;
 	ct->start_unsure = st == PROCS_INIT_STAGE;
-	if (c->bpf && ct->cgroup_id)
-		bpf_events_add_lifecycle(c->bpf, ct->cgroup_id, &lc);
+	if (c->bpf && ct->cgroup_id && (!have || st == PROCS_STARTED))
+		bpf_events_add_lifecycle(c->bpf, ct->cgroup_id, &lc, have);
 	return lc.own_execs > 0;
 }
 

@@ -180,6 +180,10 @@ static int install_table(struct controller *c, struct container **list, size_t n
 			list[i]->rebuild_skipped = old->rebuild_skipped;
 			/* A refused resize is not news after a resync either. */
 			list[i]->resize_refused_quota = old->resize_refused_quota;
+			/* Its deadline stands (controller_reject.c): the entry
+			 * we made for it says nothing new. */
+			list[i]->start_unsure |= old->start_unsure;
+			list[i]->reject_deadline_us = old->reject_deadline_us;
 		}
 		if (strmap_put(m, list[i]->path, list[i]) < 0) {
 			strmap_free(m);
@@ -273,6 +277,7 @@ int controller_resync(struct controller *c)
 	controller_quota_resync(c);	/* CFS quotas as the decisions say, pods last */
 	free(s.list);
 	controller_prune_errors(c);
+	c->lifecycle_checked = true;
 	c->n.resyncs++;
 	c->dirty = true;
 	log_info("resync: %zu containers under %s", s.n, c->root);
