@@ -295,6 +295,7 @@ int cgfs_cgroup_id(struct cgfs *cg, const char *path, uint64_t *ret_id);
  *       SIGKILLed while frozen, then thawed: a frozen task can neither
  *       fork nor exit, so one round reaches them all and no pid read can
  *       be recycled before the signal (cgroup-v1/freezer-subsystem.rst);
+ *       v2 before 5.14 the same with cgroup.freeze (5.2+);
  *   otherwise (no freezer, or it did not freeze in time): rounds of
  *       pidfd_open, a check that the task is still in path
  *       (/proc/<pid>/cgroup), pidfd_send_signal; kill(2) where pidfds

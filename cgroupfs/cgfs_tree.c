@@ -305,9 +305,10 @@ int cgfs_kill(struct cgfs *cg, const char *path)
 	}
 	if (freezer_of(cg, &f)) {
 		r = freeze(&f, path);
-		if (r == 1 || r == -ETIMEDOUT) {
-			n = kill_round(cg, path, &k);
+		n = r == 1 || r == -ETIMEDOUT ? kill_round(cg, path, &k) : 0;
+		if (r != 0)	/* whatever froze thaws: the killed die on the way out */
 			cgfs__write_text(f.fd, path, f.file, f.thaw);
+		if (r == 1 || r == -ETIMEDOUT) {
 			if (n == 0 || n == -ENOENT)
 				return 0;
 			if (n < 0)
@@ -320,8 +321,9 @@ int cgfs_kill(struct cgfs *cg, const char *path)
 		if (r < 0 && r != -ENOENT)
 			log_debug("cgfs: cannot freeze %s (%s): killing it unfrozen", path, strerror(-r));
 	}
-	/* Unfrozen: tasks may fork while we read, so a few rounds. */
-	for (int round = 0, ms = 1; round < KILL_ROUNDS; round++, ms *= 2) {
+	/* Unfrozen: tasks may fork while we read, so a few rounds (79 ms of
+	 * pauses at most). */
+	for (int round = 0, ms = 1; round < KILL_ROUNDS; round++, ms = ms < 16 ? ms * 2 : 16) {
 		n = kill_round(cg, path, &k);
 		if (n == -ENOENT || n == 0)
 			return 0;

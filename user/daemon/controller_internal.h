@@ -268,8 +268,10 @@ void controller_sync_pooled_maps(struct controller *c);
 
 /* Whether the container's own program has run: BPF counted an exec from
  * outside the runtime's mount namespace. A cgroup BPF did not see being
- * made (we were down) gets its lifecycle entry here, from its tasks.
- * Cannot fail: unreadable tasks count as not started. */
+ * made (we were down) gets its lifecycle entry here, from its tasks;
+ * tasks that may be a runtime's init stage, or that we cannot read, count
+ * as not started and set ct->start_unsure (controller_reject.c).
+ * Cannot fail. */
 bool controller_container_started(struct controller *c, struct container *ct);
 
 /* Admission error: logged once per container, listed per pod;
