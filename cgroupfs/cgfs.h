@@ -296,12 +296,13 @@ int cgfs_cgroup_id(struct cgfs *cg, const char *path, uint64_t *ret_id);
  *       fork nor exit, so one round reaches them all and no pid read can
  *       be recycled before the signal (cgroup-v1/freezer-subsystem.rst);
  *       v2 before 5.14 the same with cgroup.freeze (5.2+);
- *   otherwise (no freezer, or it did not freeze in time): rounds of
+ *   otherwise (no freezer, or not frozen within 300 ms): rounds of
  *       pidfd_open, a check that the task is still in path
  *       (/proc/<pid>/cgroup), pidfd_send_signal; kill(2) where pidfds
  *       are missing (< 5.3).
- * Then waits, at most about 200 ms, until cgroup.procs reads empty, so an
- * rmdir can follow. Never signals pid 1 or the caller itself.
+ * Then waits, at most 200 ms, until cgroup.procs reads empty, so an rmdir
+ * can follow. Blocks the caller for 600 ms at worst, a few ms usually.
+ * Never signals pid 1 or the caller itself.
  * Returns 0 (also when the cgroup vanished), -EBUSY when tasks remain, -errno.
  */
 int cgfs_kill(struct cgfs *cg, const char *path);

@@ -91,12 +91,15 @@ static int each_pid(struct cgfs *cg, const char *path,
 }
 
 /*
- * The kill (cgfs.h cgfs_kill). Bounds: a freeze gets FREEZE_WAIT_MS to
- * take hold, the unfrozen fallback KILL_ROUNDS rounds, and the wait for
- * the killed tasks to leave cgroup.procs EMPTY_WAIT_MS; the event loop
- * waits on this, so each is short.
+ * The kill (cgfs.h cgfs_kill). Bounds, in CLOCK_MONOTONIC time: a freeze
+ * gets FREEZE_WAIT_MS to take hold (a task freezes when it next runs:
+ * one whose cgroup used up its CFS quota runs again only in the next
+ * period, 100 ms by default; and a cgroup of 100 CPU-bound tasks on one
+ * busy CPU takes as many time slices), the unfrozen fallback KILL_ROUNDS
+ * rounds, and the wait for the killed tasks to leave cgroup.procs
+ * EMPTY_WAIT_MS; the event loop waits on this, so each is short.
  */
-#define FREEZE_WAIT_MS	100
+#define FREEZE_WAIT_MS	300
 #define KILL_ROUNDS	8
 #define EMPTY_WAIT_MS	200
 
@@ -105,6 +108,14 @@ static void sleep_ms(long ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 
 	nanosleep(&ts, NULL);
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 #ifdef SYS_pidfd_open
@@ -247,26 +258,28 @@ static bool freezer_of(const struct cgfs *cg, struct freezer *ret)
  * FREEZE_WAIT_MS (a task in uninterruptible sleep: some tasks are frozen
  * and stay so until the thaw), -errno.
  */
-static int freeze(const struct freezer *f, const char *path)
+static int freeze(const struct freezer *f, const char *path, long *ret_ms)
 {
 	char st[256], text[sizeof(st) + 1];
+	long start = now_ms();
 	int r = cgfs__write_text(f->fd, path, f->file, f->freeze);
 
 	if (r == -ENOENT || r == -EINVAL)
 		return 0;
 	if (r < 0)
 		return r;
-	for (int waited = 0;; waited++) {
+	for (long ms = 1;; ms = ms < 8 ? ms * 2 : 8) {
 		ssize_t n = cgfs__read_text(f->fd, path, f->state_file, st, sizeof(st));
 
+		*ret_ms = now_ms() - start;
 		if (n < 0)
 			return (int)n;
 		snprintf(text, sizeof(text), "\n%s", st);	/* a line start for v2's match */
 		if (strstr(text, f->frozen))
 			return 1;
-		if (waited >= FREEZE_WAIT_MS)
+		if (*ret_ms >= FREEZE_WAIT_MS)
 			return -ETIMEDOUT;
-		sleep_ms(1);
+		sleep_ms(ms);
 	}
 }
 
@@ -274,15 +287,16 @@ static int freeze(const struct freezer *f, const char *path)
  * take a moment to exit). Returns 0, -EBUSY, -errno. */
 static int wait_empty(struct cgfs *cg, const char *path)
 {
+	long start = now_ms();
 	int pid, r;
 
-	for (long ms = 1, waited = 0;; waited += ms, ms = ms < 16 ? ms * 2 : 16) {
+	for (long ms = 1;; ms = ms < 16 ? ms * 2 : 16) {
 		r = cgfs_read_pids(cg, path, &pid, 1);
 		if (r == 0 || r == -ENOENT)
 			return 0;
 		if (r < 0)
 			return r;
-		if (waited >= EMPTY_WAIT_MS)
+		if (now_ms() - start >= EMPTY_WAIT_MS)
 			return -EBUSY;
 		sleep_ms(ms);
 	}
@@ -292,6 +306,7 @@ int cgfs_kill(struct cgfs *cg, const char *path)
 {
 	struct kill_ctx k = { .cg = cg };
 	struct freezer f;
+	long frozen_ms = 0;
 	int r, n;
 
 	if (!cg || !path)
@@ -304,7 +319,7 @@ int cgfs_kill(struct cgfs *cg, const char *path)
 			return wait_empty(cg, path);
 	}
 	if (freezer_of(cg, &f)) {
-		r = freeze(&f, path);
+		r = freeze(&f, path, &frozen_ms);
 		n = r == 1 || r == -ETIMEDOUT ? kill_round(cg, path, &k) : 0;
 		if (r != 0)	/* whatever froze thaws: the killed die on the way out */
 			cgfs__write_text(f.fd, path, f.file, f.thaw);
@@ -314,12 +329,14 @@ int cgfs_kill(struct cgfs *cg, const char *path)
 			if (n < 0)
 				return n;
 			if (r == 1) {	/* none could fork: every task had its signal */
-				log_debug("cgfs: %s: %d tasks killed while frozen", path, n);
+				log_debug("cgfs: %s: %d tasks killed while frozen (froze in %ld ms)",
+					  path, n, frozen_ms);
 				return wait_empty(cg, path);
 			}
 		}
 		if (r < 0 && r != -ENOENT)
-			log_debug("cgfs: cannot freeze %s (%s): killing it unfrozen", path, strerror(-r));
+			log_debug("cgfs: cannot freeze %s (%s after %ld ms): killing it unfrozen",
+				  path, strerror(-r), frozen_ms);
 	}
 	/* Unfrozen: tasks may fork while we read, so a few rounds (79 ms of
 	 * pauses at most). */
