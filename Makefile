@@ -185,7 +185,7 @@ fuzz: fuzz-build
 	$(Q)tests/fuzz/run.sh $(OUT) $(FUZZ_SECONDS) $(FUZZ)
 
 # Unit tests, then integration tests on the real kernel; one closing
-# "N passed, M failed" line over all of them.
+# "N passed, M failed, K skipped" line over all of them.
 check: deps
 	$(Q)$(MAKE) --no-print-directory all fuzz-build
 	$(Q)tests/run-all.sh $(OUT)

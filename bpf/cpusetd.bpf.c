@@ -211,6 +211,48 @@ static __always_inline int on_cgroup(struct cgroup *cgrp, const char *path, __u3
 #define EXEC_OWN_FIRST	2	/* the container's own, its first */
 
 /*
+ * The runtime's mount namespace as user space guesses it for cgroups made
+ * while the daemon was down (BPF saw no mkdir to record it from): that of
+ * the daemon's nearest ancestor in another mount namespace than the
+ * daemon's own, i.e. of whoever started it: systemd for the unit (whose
+ * sandbox gives the daemon a namespace of its own), the runtime's shim
+ * for a DaemonSet, or, when every ancestor shares the daemon's namespace,
+ * that one. Read here because /proc/<pid>/ns/mnt of another root process
+ * needs ptrace access, which the unit does not grant (CAP_SYS_PTRACE).
+ * Never attached: user space runs it once in its own context
+ * (BPF_PROG_TEST_RUN, kernel 5.10+) and reads the answer from .bss.
+ */
+__u64 probed_mntns = 0;		/* the answer; 0 until probed */
+__u64 probed_own_mntns = 0;	/* the daemon's own */
+__u32 probed_pid = 0;		/* the ancestor it came from (0: none) */
+char probed_comm[16] = {};
+
+SEC("raw_tp")
+int probe_runtime_mntns(void *ctx)
+{
+	struct task_struct *p = (struct task_struct *)bpf_get_current_task();
+	__u64 own = task_mntns(p), ns;
+
+	probed_own_mntns = own;
+	probed_mntns = own;
+	for (int i = 0; i < 64; i++) {
+		p = BPF_CORE_READ(p, real_parent);
+		if (!p || BPF_CORE_READ(p, pid) == 0)
+			break;
+		ns = task_mntns(p);
+		if (ns && ns != own) {
+			probed_mntns = ns;
+			probed_pid = BPF_CORE_READ(p, tgid);
+			bpf_probe_read_kernel_str(probed_comm, sizeof(probed_comm), &p->comm);
+			break;
+		}
+		if (BPF_CORE_READ(p, pid) == 1)
+			break;
+	}
+	return 0;
+}
+
+/*
  * Counts an exec in cgroup id and says whether it is the container's own
  * (another mount namespace than the runtime's), and its first. Unknown
  * cgroups (no lifecycle entry: made while the daemon was down, before

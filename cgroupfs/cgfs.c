@@ -178,6 +178,7 @@ int cgfs_open(const struct cgfs_mounts *m, struct cgfs **ret)
 		return -ENOMEM;
 	cg->m = *m;
 	cg->cpu_fd = -1;
+	cg->freezer_fd = -1;
 	cg->cpuset_fd = open_mount(m->cpuset_mnt);
 	if (cg->cpuset_fd < 0) {
 		int r = cg->cpuset_fd;
@@ -197,6 +198,10 @@ int cgfs_open(const struct cgfs_mounts *m, struct cgfs **ret)
 			(m->cpuset_on_v2 && !strcmp(m->cpu_mnt, m->cpuset_mnt)) ||
 			(fstatfs(cg->cpu_fd, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC);
 	}
+	/* Only the kill uses it, and it has a fallback: a freezer that
+	 * cannot be opened is no reason not to run. */
+	if (m->freezer_mnt[0])
+		cg->freezer_fd = open_mount(m->freezer_mnt);
 	if (!m->cpuset_on_v2) {
 		char v[8];
 
@@ -215,6 +220,8 @@ void cgfs_free(struct cgfs *cg)
 		close(cg->cpuset_fd);
 	if (cg->cpu_fd >= 0)
 		close(cg->cpu_fd);
+	if (cg->freezer_fd >= 0)
+		close(cg->freezer_fd);
 	free(cg);
 }
 

@@ -43,6 +43,7 @@ struct cgfs_mounts {
 	int cpuset_hierarchy_id;	/* /proc/cgroups id; 0 for v2 */
 	char cpuset_mnt[256];		/* mount point holding cpuset */
 	char cpu_mnt[256];		/* mount point holding cpu (quota) */
+	char freezer_mnt[256];		/* v1 freezer hierarchy (cgfs_kill); "" = none */
 };
 
 /*
@@ -286,11 +287,22 @@ int cgfs_quota_parse(const char *text, size_t len, int64_t *quota_us, uint64_t *
 int cgfs_cgroup_id(struct cgfs *cg, const char *path, uint64_t *ret_id);
 
 /*
- * Kills every task in path: writes cgroup.kill on v2 (5.14+), else sends
- * SIGKILL to each pid in cgroup.procs until it is empty (bounded retries,
- * since tasks may fork while we read). Either way waits (< 1 s) until
- * cgroup.procs reads empty, so an rmdir can follow. Never signals pid 1
- * or the caller itself.
+ * Kills every task in path, without ever signalling a task outside it:
+ *   v2 (5.14+): one write to cgroup.kill;
+ *   v1: the cgroup at the same path in the freezer hierarchy (kubelet's
+ *       cgroupfs and systemd drivers and runc name a container's cgroup
+ *       alike in every hierarchy) is frozen, every pid of cgroup.procs is
+ *       SIGKILLed while frozen, then thawed: a frozen task can neither
+ *       fork nor exit, so one round reaches them all and no pid read can
+ *       be recycled before the signal (cgroup-v1/freezer-subsystem.rst);
+ *       v2 before 5.14 the same with cgroup.freeze (5.2+);
+ *   otherwise (no freezer, or not frozen within 300 ms): rounds of
+ *       pidfd_open, a check that the task is still in path
+ *       (/proc/<pid>/cgroup), pidfd_send_signal; kill(2) where pidfds
+ *       are missing (< 5.3).
+ * Then waits, at most 200 ms, until cgroup.procs reads empty, so an rmdir
+ * can follow. Blocks the caller for 600 ms at worst, a few ms usually.
+ * Never signals pid 1 or the caller itself.
  * Returns 0 (also when the cgroup vanished), -EBUSY when tasks remain, -errno.
  */
 int cgfs_kill(struct cgfs *cg, const char *path);

@@ -37,7 +37,7 @@ struct detect {
 	int cpuset_hier;
 	bool has_v1, has_v2;
 	char v2_mnt[256];
-	char cpuset_v1[256], cpu_v1[256];
+	char cpuset_v1[256], cpu_v1[256], freezer_v1[256];
 };
 
 static bool has_token(const char *list, const char *sep, const char *word)
@@ -159,6 +159,8 @@ static void parse_mount_line(char *line, struct detect *d)
 		copy_mnt(d->cpuset_v1, mnt);
 	if (has_token(super, ",", "cpu") && bound_v1(d, "cpu"))
 		copy_mnt(d->cpu_v1, mnt);
+	if (has_token(super, ",", "freezer") && bound_v1(d, "freezer"))
+		copy_mnt(d->freezer_v1, mnt);
 }
 
 static void parse_mountinfo(FILE *f, struct detect *d)
@@ -217,6 +219,9 @@ static int detect_fill(const struct detect *d, const char *v2_controllers, struc
 		snprintf(m->cpu_mnt, sizeof(m->cpu_mnt), "%s", d->cpu_v1);
 	else if (has_token(ctrls, " \n", "cpu"))
 		snprintf(m->cpu_mnt, sizeof(m->cpu_mnt), "%s", d->v2_mnt);
+	/* v2 freezes with cgroup.freeze in the cpuset hierarchy itself. */
+	if (!m->cpuset_on_v2 && d->freezer_v1[0])
+		snprintf(m->freezer_mnt, sizeof(m->freezer_mnt), "%s", d->freezer_v1);
 	return 0;
 }
 
@@ -239,8 +244,9 @@ static int detect(FILE *mountinfo, FILE *cgroups, const char *v2_controllers,
 		log_debug("cgfs: no hierarchy holds the cpuset controller");
 		return r;
 	}
-	log_debug("cgfs: mode %d, cpuset at %s (%s), cpu at %s", m.mode, m.cpuset_mnt,
-		  m.cpuset_on_v2 ? "v2" : "v1", m.cpu_mnt[0] ? m.cpu_mnt : "(none)");
+	log_debug("cgfs: mode %d, cpuset at %s (%s), cpu at %s, freezer at %s", m.mode,
+		  m.cpuset_mnt, m.cpuset_on_v2 ? "v2" : "v1", m.cpu_mnt[0] ? m.cpu_mnt : "(none)",
+		  m.freezer_mnt[0] ? m.freezer_mnt : "(none)");
 	*ret = m;
 	return 0;
 }

@@ -18,6 +18,7 @@ struct cgfs {
 	int cpuset_fd;		/* directory fd of m.cpuset_mnt */
 	int cpu_fd;		/* directory fd of m.cpu_mnt; -1 when none */
 	bool cpu_on_v2;		/* cpu.max rather than cpu.cfs_*_us */
+	int freezer_fd;		/* directory fd of m.freezer_mnt; -1 when none */
 	bool top_balances;	/* v1: top cpuset's sched_load_balance is 1 */
 };
 

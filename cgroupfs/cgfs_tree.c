@@ -20,7 +20,6 @@
 #include "cgfs_internal.h"
 #include "user/base/log.h"
 
-#define KILL_ROUNDS	20
 #define PROCS_MAX	(16u << 20)
 
 /* Reads the whole of path's cgroup.procs into a malloc'ed string. */
@@ -91,24 +90,134 @@ static int each_pid(struct cgfs *cg, const char *path,
 	return n;
 }
 
-/* SIGKILLs pid unless it is init, the kernel's or our own. */
+/*
+ * The kill (cgfs.h cgfs_kill). Bounds, in CLOCK_MONOTONIC time: a freeze
+ * gets FREEZE_WAIT_MS to take hold (a task freezes when it next runs:
+ * one whose cgroup used up its CFS quota runs again only in the next
+ * period, 100 ms by default; and a cgroup of 100 CPU-bound tasks on one
+ * busy CPU takes as many time slices), the unfrozen fallback KILL_ROUNDS
+ * rounds, and the wait for the killed tasks to leave cgroup.procs
+ * EMPTY_WAIT_MS; the event loop waits on this, so each is short.
+ */
+#define FREEZE_WAIT_MS	300
+#define KILL_ROUNDS	8
+#define EMPTY_WAIT_MS	200
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+#ifdef SYS_pidfd_open
+static int sys_pidfd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int sys_pidfd_kill(int fd)
+{
+	return (int)syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+}
+#else
+static int sys_pidfd_open(pid_t pid)
+{
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+}
+
+static int sys_pidfd_kill(int fd)
+{
+	(void)fd;
+	errno = ENOSYS;
+	return -1;
+}
+#endif
+
+/*
+ * Whether pid is in path of the cpuset hierarchy now, by its
+ * /proc/<pid>/cgroup line for that hierarchy ("<id>:<controllers>:<path>",
+ * id 0 on v2; paths as the reader's cgroup namespace sees them, as ours
+ * are). Returns 1, 0 (elsewhere, or gone), -errno.
+ */
+static int task_in(const struct cgfs *cg, long pid, const char *path)
+{
+	char file[64], buf[4096], *line, *save = NULL;
+	ssize_t n;
+	int fd;
+
+	snprintf(file, sizeof(file), "/proc/%ld/cgroup", pid);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? 0 : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return errno == ESRCH ? 0 : -errno;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *ctrl = strchr(line, ':'), *p = ctrl ? strchr(ctrl + 1, ':') : NULL;
+
+		if (p && strtol(line, NULL, 10) == cg->m.cpuset_hierarchy_id)
+			return strcmp(p + 1, path) == 0;
+	}
+	return 0;
+}
+
+struct kill_ctx {
+	const struct cgfs *cg;
+	bool no_pidfd;		/* pidfd_open said ENOSYS: kill(2) from then on */
+};
+
+/*
+ * SIGKILLs pid unless it is init, the kernel's or our own. Through a
+ * pidfd, and only once the task it names is seen in path: a pid read from
+ * cgroup.procs may have exited and been reused by then (unless the cgroup
+ * is frozen, the one case where kill(2) alone is safe).
+ */
 static bool kill_pid(void *arg, const char *path, long pid)
 {
-	(void)arg;
+	struct kill_ctx *k = arg;
+	int fd;
+
 	if (pid <= 1 || pid == (long)getpid()) {
 		log_debug("cgfs: %s holds pid %ld, not killing it", path, pid);
 		return true;
 	}
-	if (kill((pid_t)pid, SIGKILL) < 0 && errno != ESRCH)
-		log_debug("cgfs: kill %ld in %s: %s", pid, path, strerror(errno));
+	fd = k->no_pidfd ? -1 : sys_pidfd_open((pid_t)pid);
+	if (fd < 0 && !k->no_pidfd && errno == ENOSYS)
+		k->no_pidfd = true;
+	if (k->no_pidfd) {
+		if (kill((pid_t)pid, SIGKILL) < 0 && errno != ESRCH)
+			log_debug("cgfs: kill %ld in %s: %s", pid, path, strerror(errno));
+		return true;
+	}
+	if (fd < 0) {
+		if (errno != ESRCH)
+			log_debug("cgfs: pidfd_open %ld in %s: %s", pid, path, strerror(errno));
+		return true;
+	}
+	if (task_in(k->cg, pid, path) == 1 && sys_pidfd_kill(fd) < 0 && errno != ESRCH)
+		log_debug("cgfs: pidfd_send_signal %ld in %s: %s", pid, path, strerror(errno));
+	close(fd);
 	return true;
 }
 
 /* SIGKILLs every pid in cgroup.procs. Returns how many it listed (0 =
  * empty), -ENOENT (vanished), -errno. Never signals pid <= 1 or itself. */
-static int kill_round(struct cgfs *cg, const char *path)
+static int kill_round(struct cgfs *cg, const char *path, struct kill_ctx *k)
 {
-	return each_pid(cg, path, kill_pid, NULL);
+	return each_pid(cg, path, kill_pid, k);
 }
 
 /* v2 (5.14+): one write to cgroup.kill. Returns 1 when done, 0 when the
@@ -124,10 +233,81 @@ static int write_cgroup_kill(struct cgfs *cg, const char *path)
 	return r < 0 ? r : 1;
 }
 
+/* Where path freezes: v1's freezer hierarchy (freezer.state), or v2's
+ * cgroup.freeze with cgroup.events "frozen 1" (5.2+). */
+struct freezer {
+	int fd;
+	const char *file, *freeze, *thaw, *state_file, *frozen;
+};
+
+static bool freezer_of(const struct cgfs *cg, struct freezer *ret)
+{
+	if (cg->m.cpuset_on_v2)
+		*ret = (struct freezer){ cg->cpuset_fd, "cgroup.freeze", "1", "0",
+					 "cgroup.events", "\nfrozen 1" };
+	else
+		*ret = (struct freezer){ cg->freezer_fd, "freezer.state", "FROZEN", "THAWED",
+					 "freezer.state", "FROZEN" };
+	return ret->fd >= 0;
+}
+
+/*
+ * Freezes path and waits until it is frozen. Returns 1 frozen, 0 when it
+ * cannot be frozen here (no freezer hierarchy, path not in it, a kernel
+ * without cgroup.freeze), -ETIMEDOUT when it is still freezing after
+ * FREEZE_WAIT_MS (a task in uninterruptible sleep: some tasks are frozen
+ * and stay so until the thaw), -errno.
+ */
+static int freeze(const struct freezer *f, const char *path, long *ret_ms)
+{
+	char st[256], text[sizeof(st) + 1];
+	long start = now_ms();
+	int r = cgfs__write_text(f->fd, path, f->file, f->freeze);
+
+	if (r == -ENOENT || r == -EINVAL)
+		return 0;
+	if (r < 0)
+		return r;
+	for (long ms = 1;; ms = ms < 8 ? ms * 2 : 8) {
+		ssize_t n = cgfs__read_text(f->fd, path, f->state_file, st, sizeof(st));
+
+		*ret_ms = now_ms() - start;
+		if (n < 0)
+			return (int)n;
+		snprintf(text, sizeof(text), "\n%s", st);	/* a line start for v2's match */
+		if (strstr(text, f->frozen))
+			return 1;
+		if (*ret_ms >= FREEZE_WAIT_MS)
+			return -ETIMEDOUT;
+		sleep_ms(ms);
+	}
+}
+
+/* Waits up to EMPTY_WAIT_MS until cgroup.procs reads empty (killed tasks
+ * take a moment to exit). Returns 0, -EBUSY, -errno. */
+static int wait_empty(struct cgfs *cg, const char *path)
+{
+	long start = now_ms();
+	int pid, r;
+
+	for (long ms = 1;; ms = ms < 16 ? ms * 2 : 16) {
+		r = cgfs_read_pids(cg, path, &pid, 1);
+		if (r == 0 || r == -ENOENT)
+			return 0;
+		if (r < 0)
+			return r;
+		if (now_ms() - start >= EMPTY_WAIT_MS)
+			return -EBUSY;
+		sleep_ms(ms);
+	}
+}
+
 int cgfs_kill(struct cgfs *cg, const char *path)
 {
-	struct timespec delay = { 0, 1000000 };
-	int r;
+	struct kill_ctx k = { .cg = cg };
+	struct freezer f;
+	long frozen_ms = 0;
+	int r, n;
 
 	if (!cg || !path)
 		return -EINVAL;
@@ -135,21 +315,43 @@ int cgfs_kill(struct cgfs *cg, const char *path)
 		r = write_cgroup_kill(cg, path);
 		if (r < 0)
 			return r == -ENOENT ? 0 : r;
+		if (r == 1)
+			return wait_empty(cg, path);
 	}
-	/* Also after cgroup.kill: waits until the tasks are gone, so that an
-	 * rmdir right after does not fail with EBUSY. */
-	for (int round = 0; round < KILL_ROUNDS; round++) {
-		r = kill_round(cg, path);
-		if (r == -ENOENT || r == 0)
+	if (freezer_of(cg, &f)) {
+		r = freeze(&f, path, &frozen_ms);
+		n = r == 1 || r == -ETIMEDOUT ? kill_round(cg, path, &k) : 0;
+		if (r != 0)	/* whatever froze thaws: the killed die on the way out */
+			cgfs__write_text(f.fd, path, f.file, f.thaw);
+		if (r == 1 || r == -ETIMEDOUT) {
+			if (n == 0 || n == -ENOENT)
+				return 0;
+			if (n < 0)
+				return n;
+			if (r == 1) {	/* none could fork: every task had its signal */
+				log_debug("cgfs: %s: %d tasks killed while frozen (froze in %ld ms)",
+					  path, n, frozen_ms);
+				return wait_empty(cg, path);
+			}
+		}
+		if (r < 0 && r != -ENOENT)
+			log_debug("cgfs: cannot freeze %s (%s after %ld ms): killing it unfrozen",
+				  path, strerror(-r), frozen_ms);
+	}
+	/* Unfrozen: tasks may fork while we read, so a few rounds (79 ms of
+	 * pauses at most). */
+	for (int round = 0, ms = 1; round < KILL_ROUNDS; round++, ms = ms < 16 ? ms * 2 : 16) {
+		n = kill_round(cg, path, &k);
+		if (n == -ENOENT || n == 0)
 			return 0;
-		if (r < 0)
-			return r;
-		nanosleep(&delay, NULL);
-		if (delay.tv_nsec < 50000000)
-			delay.tv_nsec *= 2;
+		if (n < 0)
+			return n;
+		sleep_ms(ms);
 	}
-	log_debug("cgfs: %s still has tasks after %d rounds", path, KILL_ROUNDS);
-	return -EBUSY;
+	r = wait_empty(cg, path);
+	if (r == -EBUSY)
+		log_debug("cgfs: %s still has tasks after %d rounds", path, KILL_ROUNDS);
+	return r;
 }
 
 struct pid_buf {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs every test and ends with one "N passed, M failed" line.
+# Runs every test and ends with one "N passed, M failed, K skipped" line.
 #   tests/run-all.sh BUILD_DIR [unit|fuzz|integration|containerd|vm]
 # Unit tests are the cmocka binaries in BUILD_DIR/tests; integration tests
 # are tests/integration/test_*.sh, which print "ok - ..." / "not ok - ..."
@@ -7,14 +7,18 @@
 # containerd lane (tests/containerd/test_*.sh: a private containerd driven
 # through the CRI) prints the same lines, as does the VM lane
 # (tests/vm/run.sh; VM_TESTS picks guest tests) for the tests it runs in
-# the guest.
+# the guest. A skip ("ok - # SKIP why", lib.sh it_skip_all) is counted
+# apart, never as passed; under CI=true it is a failure.
 set -u
 out=${1:-build}
 what=${2:-all}
 cd "$(dirname "$0")/.."
 passed=0
 failed=0
+skipped=0
 failed_names=()
+# A TAP skip line, also as the VM lane prefixes it ("ok - vm/test_x: # SKIP").
+SKIP_RE='^ok - (vm/[^ ]*: )?(# )?SKIP( |$)'
 
 run_unit() {
 	local t log p f
@@ -36,14 +40,22 @@ run_unit() {
 	done
 }
 
-# tally LOG RC NAME: adds LOG's ok / not ok lines to the totals; a non-zero
-# RC with no "not ok" line counts as one failure (it died before saying).
+# tally LOG RC NAME: adds LOG's ok / not ok / skip lines to the totals; a
+# non-zero RC with no "not ok" line counts as one failure (it died before
+# saying). Under CI=true a skip is a failure.
 tally() {
-	local p f
-	p=$(grep -c '^ok - ' "$1")
+	local p f s
+	s=$(grep -cE "$SKIP_RE" "$1")
+	p=$(($(grep -c '^ok - ' "$1") - s))
 	f=$(grep -c '^not ok - ' "$1")
+	if [ "${CI:-}" = true ] && [ "$s" -gt 0 ]; then
+		echo "not ok - $3: $s skipped under CI=true"
+		f=$((f + s)) s=0
+		[ "$2" -ne 0 ] || failed_names+=("$3")
+	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
+	skipped=$((skipped + s))
 	if [ "$2" -ne 0 ] && [ "$f" = 0 ]; then
 		echo "not ok - $3 exited $2"
 		failed=$((failed + 1))
@@ -68,13 +80,13 @@ run_lane() {
 run_integration() { run_lane 'tests/integration/test_*.sh'; }
 run_containerd() { run_lane 'tests/containerd/test_*.sh'; }
 
-# The lane's own closing "N passed, M failed" line is folded into ours.
+# The lane's own closing "N passed, M failed, K skipped" line is folded into ours.
 run_vm() {
 	local log rc
 	echo "== tests/vm"
 	log=$(mktemp)
 	# shellcheck disable=SC2086
-	tests/vm/run.sh "$out" ${VM_TESTS:-} 2>&1 | grep -v '^[0-9]* passed, [0-9]* failed$' | tee "$log"
+	tests/vm/run.sh "$out" ${VM_TESTS:-} 2>&1 | grep -Ev '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' | tee "$log"
 	rc=${PIPESTATUS[0]}
 	tally "$log" "$rc" tests/vm/run.sh
 }
@@ -114,5 +126,5 @@ esac
 if [ ${#failed_names[@]} -gt 0 ]; then
 	echo "failed: ${failed_names[*]}"
 fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

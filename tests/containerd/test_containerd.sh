@@ -118,7 +118,7 @@ check "invalid_annotation: status.json lists the error with its 20 attempts" wai
 check "invalid_annotation: the sandbox keeps running" allowed_is x1 POD 0-1
 must "invalid_annotation: pod removed" remove_pod x1 burstable
 check "no 'OCI runtime create failed' (StartError) in containerd's log" \
-	bash -c "! grep -q 'OCI runtime' $IT_WORK/containerd.log"
+	no_match "$IT_WORK/containerd.log" 'OCI runtime'
 
 phase rejections
 # --- integer: a Guaranteed pod with a whole CPU gets it to itself ---
@@ -189,7 +189,8 @@ while read -r p n id; do
 done <"$IT_WORK/ids.up"
 check "call order: every container started while cpusetd ran was named from its bundle at mkdir ($named of $total)" \
 	test "$named" = "$total" -a "$total" -gt 40
-check "call order: no container logged without its bundle ('?/?/<id>')" bash -c "! grep -q '?/?/' $IT_WORK/daemon.log"
+check "call order: no container logged without its bundle ('?/?/<id>')" \
+	no_match "$IT_WORK/daemon.log" -F '?/?/'
 
 daemon_stop
 check "SIGTERM leaves placements in place" allowed_is g1 app 0

@@ -34,6 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK_STR(m.cpu_mnt);
 	FUZZ_CHECK(m.cpuset_mnt[0] == '/');
 	FUZZ_CHECK(!m.cpu_mnt[0] || m.cpu_mnt[0] == '/');
+	FUZZ_CHECK_STR(m.freezer_mnt);
+	FUZZ_CHECK(!m.freezer_mnt[0] || (m.freezer_mnt[0] == '/' && !m.cpuset_on_v2));
 	if (m.cpuset_on_v2)
 		FUZZ_CHECK(m.mode != CGFS_MODE_V1 && m.cpuset_hierarchy_id == 0);
 	if (m.mode == CGFS_MODE_V2)

@@ -33,14 +33,26 @@ check() {
 	if "$@"; then ok "$name"; else not_ok "$name"; fi
 }
 
-# Skips the whole file, unless CI=true where a skip is a failure.
+# Skips the whole file, unless CI=true where a skip is a failure. The
+# line is TAP's skip ("ok - # SKIP why"): tests/run-all.sh counts it
+# apart, never as passed.
 it_skip_all() {
 	if [ "${CI:-}" = true ]; then
 		not_ok "cannot run: $*"
 		exit 1
 	fi
-	echo "ok - SKIP $*"
+	echo "ok - # SKIP $*"
 	exit 0
+}
+
+# no_match FILE GREP_ARGS...: FILE exists and `grep GREP_ARGS` finds no
+# line in it (exit 1; 2, an error, fails too). A bare `! grep -q PAT FILE`
+# passes when FILE is missing.
+no_match() {
+	local f=$1; shift
+	[ -f "$f" ] || { it_log "no_match: $f does not exist"; return 1; }
+	grep -q "$@" "$f"
+	[ $? = 1 ]
 }
 
 # wait_for TIMEOUT_S CMD...: polls CMD every 20 ms until it succeeds.
@@ -222,6 +234,7 @@ json_escape() {
 #   IT_ANNOTATIONS: a JSON object of more pod annotations (as containerd's
 #   pod_annotations passes them), e.g. '{"koordinator.sh/qosClass":"BE"}'.
 #   IT_NAMESPACE: the pod's namespace (default demo).
+#   IT_CREATE=1: `runc create` only; the container waits for `runc start`.
 # Writes a containerd-shaped config.json and runs it with runc.
 container_start() {
 	local pod=$1 name=$2 qos=$3 type=$4 milli=$5 annot=${6:-} spec_cpus=${7:-} hook=${8:-}
@@ -274,7 +287,10 @@ container_start() {
 	}
 	EOF
 	[ -z "$hook" ] || "$hook" "$9" "$b/config.json"
-	$IT_RUNC run -d --bundle "$b" "$id" >"$IT_WORK/runc-$id.log" 2>&1
+	local verb="run -d"
+	[ -z "${IT_CREATE:-}" ] || verb=create
+	# shellcheck disable=SC2086
+	$IT_RUNC $verb --bundle "$b" "$id" >"$IT_WORK/runc-$id.log" 2>&1
 }
 
 # container_stop POD NAME: kill, delete (the cgroup goes with it).

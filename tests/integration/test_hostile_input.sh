@@ -43,8 +43,10 @@ check "a FIFO config is refused with exit 1 (not a hang: $rc)" test "$rc" = 1
 check "... with one clear line" bash -c "[ \"\$(printf '%s\n' '$out' | wc -l)\" = 1 ] &&
 	printf '%s' '$out' | grep -q 'not a regular text file'"
 ln -s "$IT_WORK/empty.conf" "$IT_WORK/link.conf"
-check "a symlinked config is refused" bash -c \
-	"! timeout 5 '$IT_OUT/cpusetd' --config '$IT_WORK/link.conf' 2>/dev/null"
+out=$(timeout 5 "$IT_OUT/cpusetd" --config "$IT_WORK/link.conf" 2>&1); rc=$?
+check "a symlinked config is refused with exit 1 (not a start: $rc)" test "$rc" = 1
+check "... with one line naming the link and why" test "$out" = \
+	"cpusetd: config file '$IT_WORK/link.conf': Too many levels of symbolic links"
 
 # --- start-time validation: one clear line and exit 1 ---
 # refused ARGS...: cpusetd exits 1 printing exactly one line matching $WANT.

@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "cgroupfs/cgfs.h"
@@ -305,6 +308,18 @@ static void test_detect_v1(void **state)
 	assert_int_equal(m.cpuset_hierarchy_id, 5);
 	assert_string_equal(m.cpuset_mnt, "/sys/fs/cgroup/cpuset");
 	assert_string_equal(m.cpu_mnt, "/sys/fs/cgroup/cpu,cpuacct");
+	assert_string_equal(m.freezer_mnt, "");
+
+	/* the freezer hierarchy (cgfs_kill), and a freezer line that
+	 * /proc/cgroups puts on v2 (hierarchy 0): not taken */
+	detect_with("27 20 0:24 / /sys/fs/cgroup/cpuset rw shared:8 - cgroup cgroup rw,cpuset\n"
+		    "28 20 0:25 / /sys/fs/cgroup/freezer rw shared:9 - cgroup cgroup rw,freezer\n",
+		    "cpuset\t5\t4\t1\nfreezer\t6\t4\t1\n", "", 0, &m);
+	assert_string_equal(m.freezer_mnt, "/sys/fs/cgroup/freezer");
+	detect_with("27 20 0:24 / /sys/fs/cgroup/cpuset rw shared:8 - cgroup cgroup rw,cpuset\n"
+		    "28 20 0:25 / /sys/fs/cgroup/freezer rw shared:9 - cgroup cgroup rw,freezer\n",
+		    "cpuset\t5\t4\t1\nfreezer\t0\t4\t1\n", "", 0, &m);
+	assert_string_equal(m.freezer_mnt, "");
 
 	/* only the named systemd hierarchy: no controller anywhere */
 	detect_with("25 20 0:22 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,name=systemd\n",
@@ -577,6 +592,74 @@ static void test_running_cpus(void **state)
 	cgfs_free(cg);
 }
 
+/* A child that waits to be killed (or for us to die: a failed assert
+ * leaves none behind). */
+static pid_t sleeper(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/*
+ * cgfs_kill without a freezer (none in this tree) signals a pid read from
+ * cgroup.procs only once /proc/<pid>/cgroup puts that task in the cgroup:
+ * a pid read there may have been reused by another task since. The tree
+ * is a plain directory, so cgroup.procs never empties (-EBUSY, after a
+ * bounded wait). Where the child really is: the first line of its
+ * /proc/<pid>/cgroup, "<hierarchy id>:<controllers>:<path>", which a
+ * fake mount of that hierarchy id and a directory at that path stand for.
+ */
+static void test_kill_checks_the_task(void **state)
+{
+	struct cgfs_mounts m = { .mode = CGFS_MODE_V1 };
+	char line[512] = "", dir[600], procs[64], cmd[700], *path;
+	pid_t outside = sleeper(), inside = sleeper();
+	struct cgfs *cg = NULL;
+	FILE *f;
+	int status;
+
+	(void)state;
+	f = fopen("/proc/self/cgroup", "re");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	m.cpuset_hierarchy_id = atoi(line);
+	path = strchr(strchr(line, ':') + 1, ':') + 1;
+	snprintf(m.cpuset_mnt, sizeof(m.cpuset_mnt), "%s", tmpdir);
+	assert_int_equal(cgfs_open(&m, &cg), 0);
+
+	/* in another cgroup by /proc, pid 1, ourselves: nobody is hit */
+	mkdir_in("pod");
+	mkdir_in("pod/c1");
+	snprintf(procs, sizeof(procs), "1\n%d\n%d\n", (int)getpid(), (int)outside);
+	snprintf(dir, sizeof(dir), "%s/pod/c1", tmpdir);
+	write_file(dir, "cgroup.procs", procs);
+	assert_int_equal(cgfs_kill(cg, "/pod/c1"), -EBUSY);
+	assert_int_equal(waitpid(outside, &status, WNOHANG), 0);
+
+	/* in the cgroup by /proc: it goes */
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s%s'", tmpdir, path);
+	assert_int_equal(system(cmd), 0);
+	snprintf(dir, sizeof(dir), "%s%s", tmpdir, path);
+	snprintf(procs, sizeof(procs), "%d\n", (int)inside);
+	write_file(dir, "cgroup.procs", procs);
+	assert_int_equal(cgfs_kill(cg, path), -EBUSY);
+	assert_int_equal(waitpid(inside, &status, 0), inside);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+	kill(outside, SIGKILL);
+	waitpid(outside, NULL, 0);
+	cgfs_free(cg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -591,6 +674,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_walk_and_files, setup_tmpdir, teardown_tmpdir),
 		cmocka_unit_test_setup_teardown(test_v2_widen_tree, setup_tmpdir, teardown_tmpdir),
 		cmocka_unit_test_setup_teardown(test_running_cpus, setup_tmpdir, teardown_tmpdir),
+		cmocka_unit_test_setup_teardown(test_kill_checks_the_task, setup_tmpdir, teardown_tmpdir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,16 +2,22 @@
  * Liveness of the daemon behind a status.json: ctl_live_decide's verdict
  * for each combination of what the file and /proc say, the line cpusetctl
  * prints for it, and the /proc look-ups it rests on (procs_comm,
- * procs_pidns).
+ * procs_pidns); and procs_start_state, which resync judges a container
+ * the daemon did not see start by.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -178,6 +184,84 @@ static void test_procs_comm(void **state)
 	assert_true(a == b);
 }
 
+/* A child that runs `sleep 100` from a memfd copy of /bin/sleep (as
+ * runc 1.1 runs `runc init`); its pid once /proc shows the memfd. */
+static pid_t memfd_child(void)
+{
+	char exe[64] = "";
+	pid_t child = fork();
+
+	assert_true(child >= 0);
+	if (child == 0) {
+		int in = open("/bin/sleep", O_RDONLY | O_CLOEXEC);
+		int fd = memfd_create("runc_cloned:/proc/self/exe", MFD_CLOEXEC);
+		char *args[] = { "sleep", "100", NULL }, *env[] = { NULL };
+
+		while (sendfile(fd, in, NULL, 1 << 20) > 0)
+			;
+		fexecve(fd, args, env);
+		_exit(127);
+	}
+	for (int i = 0; i < 5000 && strncmp(exe, "/memfd:", 7); i++) {
+		char link[64];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)child);
+		n = readlink(link, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		usleep(1000);
+	}
+	assert_memory_equal(exe, "/memfd:", 7);
+	return child;
+}
+
+static void test_procs_start_state(void **state)
+{
+	struct procs_file_id self_exe, rt[8];
+	struct stat st;
+	uint64_t own;
+	int pid = getpid(), gone, n_rt;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(procs_mntns(0, &own), 0);
+	assert_int_equal(stat("/proc/self/exe", &st), 0);
+	self_exe = (struct procs_file_id){ st.st_dev, st.st_ino };
+	/* in the runtime's namespace: the runtime's, whatever it runs */
+	assert_int_equal(procs_start_state(&pid, 1, own, NULL, 0), PROCS_NOT_STARTED);
+	/* elsewhere, running its own file: started, whatever its comm says */
+	prctl(PR_SET_NAME, "runc:[2:INIT]");
+	assert_int_equal(procs_start_state(&pid, 1, own + 1, NULL, 0), PROCS_STARTED);
+	prctl(PR_SET_NAME, "test_ctl_live");
+	/* elsewhere, running a runtime's binary: its init stage */
+	assert_int_equal(procs_start_state(&pid, 1, own + 1, &self_exe, 1), PROCS_INIT_STAGE);
+	/* gone: skipped; no task at all: not started */
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	gone = (int)child;
+	assert_int_equal(procs_start_state(&gone, 1, own + 1, NULL, 0), PROCS_NOT_STARTED);
+	assert_int_equal(procs_start_state(NULL, 0, own + 1, NULL, 0), PROCS_NOT_STARTED);
+	/* run from a memfd (runc 1.1's init stage, or a forger): an init
+	 * stage, which the caller bounds in time; one started task wins */
+	child = memfd_child();
+	{
+		int both[2] = { (int)child, pid };
+
+		assert_int_equal(procs_start_state(both, 1, own + 1, NULL, 0), PROCS_INIT_STAGE);
+		assert_int_equal(procs_start_state(both, 2, own + 1, NULL, 0), PROCS_STARTED);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	/* the list of runtime binaries holds only regular files that exist */
+	n_rt = procs_runtime_binaries(rt, 8);
+	assert_true(n_rt >= 0 && n_rt <= 8);
+	for (int i = 0; i < n_rt; i++)
+		assert_true(rt[i].ino != 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_comm_not_compared_when_unknown),
 		cmocka_unit_test(test_messages),
 		cmocka_unit_test(test_procs_comm),
+		cmocka_unit_test(test_procs_start_state),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,7 @@ out=${1:-build}
 rounds=${2:-${ROUNDS:-10}}
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 grep -qw cpuset /sys/fs/cgroup/cgroup.controllers 2>/dev/null && [ ! -d /sys/fs/cgroup/cpuset ] ||
-	{ echo "ok - SKIP needs pure cgroup v2 with cpuset"; exit 0; }
+	{ echo "ok - # SKIP needs pure cgroup v2 with cpuset"; exit 0; }
 rc=0
 for n in 100 500; do
 	for s in per-container hierarchical; do

@@ -4,7 +4,8 @@
 # tests (tests/vm/test_*.sh) there, and reports them here.
 #   tests/vm/run.sh BUILD_DIR [test_a test_b ...]
 # Prints one TAP line per guest check ("ok - vm/test_x: ...") and ends with
-# "N passed, M failed", like tests/run-all.sh. Exits non-zero on any
+# "N passed, M failed, K skipped", like tests/run-all.sh (a skip, "ok - #
+# SKIP why", is never counted as passed). Exits non-zero on any
 # failure, a guest test that exits non-zero, a guest that never reports
 # back, or the watchdog (VM_TIMEOUT seconds, default 1500) killing qemu.
 #
@@ -28,7 +29,7 @@ vm=$out/vm
 timeout_s=${VM_TIMEOUT:-1500}
 mkdir -p "$vm"
 
-die() { echo "not ok - vm: $*"; echo "0 passed, 1 failed"; exit 1; }
+die() { echo "not ok - vm: $*"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 now() { date +%s.%N; }
 # secs FROM TO: whole seconds between two now() stamps.
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", b - a }'; }
@@ -233,7 +234,8 @@ awk -v out=/dev/stdout '
 	/^vm: / { print "# " $0 }
 ' "$log.txt" >"$vm/results.txt"
 cat "$vm/results.txt"
-passed=$(grep -c '^ok - ' "$vm/results.txt")
+skipped=$(grep -cE '^ok - vm/[^ ]*: (# )?SKIP( |$)' "$vm/results.txt")
+passed=$(($(grep -c '^ok - ' "$vm/results.txt") - skipped))
 failed=$(grep -c '^not ok - ' "$vm/results.txt")
 # A test that exited non-zero without a "not ok" line still fails.
 while read -r name code; do
@@ -257,5 +259,5 @@ fi
 boot_s=$(sed -n 's/^vm: booted in \([0-9.]*\)s$/\1/p' "$log.txt")
 printf '# vm: image %ss, guest up after %ss, qemu %ss, lane %ss; console log %s\n' \
 	"$(secs "$t0" "$t1")" "${boot_s:-?}" "$(secs "$t1" "$t2")" "$(secs "$t0" "$(now)")" "$log.txt"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -44,7 +44,7 @@ eff_is() { [ "$(cg_file "$1" app cpuset.cpus.effective)" = "$2" ]; }
 placed() { [ "$(cpus_of "$1")" = "$2" ] && eff_is "$1" "$2" && allowed_is "$1" app "$2"; }
 no_write_errors() {
 	# note_write's line: "<pod> (<cgroup>): writing cpuset.cpus failed: ..."
-	st '.counters.cgroup_write_errors == 0' && ! grep -q 'writing .* failed' "$IT_WORK/daemon.log" &&
+	st '.counters.cgroup_write_errors == 0' && no_match "$IT_WORK/daemon.log" 'writing .* failed' &&
 		return
 	grep 'writing .* failed' "$IT_WORK/daemon.log" | tail -n 5 | while read -r l; do it_log "$l"; done
 	return 1
@@ -79,7 +79,7 @@ no_error_for() { ! jq -e --arg p "$1" '.errors[] | select(.pod == $p)' "$IT_WORK
 all_running() { running s1 app && running ann app && running int app; }
 
 check "daemon starts" daemon_start "$ROOT"
-check "uevents are listened to" bash -c "! grep -q 'uevents unavailable' $IT_WORK/daemon.log"
+check "uevents are listened to" no_match "$IT_WORK/daemon.log" 'uevents unavailable'
 # The integer pod before the annotated one, on an empty node: its NUMA
 # node has room for a replacement (the annotated pod's node would not,
 # and the replacement would rightly go elsewhere).

@@ -58,21 +58,67 @@ int procs_comm(int pid, char *buf, size_t len)
 	return 0;
 }
 
-int procs_any_started(const int *pids, int n, uint64_t runtime_mntns)
-{
-	for (int i = 0; i < n; i++) {
-		char comm[32];
-		uint64_t ns;
-		int r = procs_mntns(pids[i], &ns);
+static const char *const runtime_paths[] = {
+	"/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc",
+	"/usr/bin/crun", "/usr/local/bin/crun",
+};
 
-		if (r == 0)
-			r = procs_comm(pids[i], comm, sizeof(comm));
-		if (r == -ENOENT || r == -ESRCH)
-			continue;
-		if (r < 0)
-			return r;
-		if (ns != runtime_mntns && strncmp(comm, "runc:[", 6) != 0)
-			return 1;
+int procs_runtime_binaries(struct procs_file_id *ret, int max)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(runtime_paths) / sizeof(runtime_paths[0]) && n < max; i++) {
+		struct stat st;
+
+		if (stat(runtime_paths[i], &st) == 0 && S_ISREG(st.st_mode))
+			ret[n++] = (struct procs_file_id){ (uint64_t)st.st_dev, (uint64_t)st.st_ino };
 	}
-	return 0;
+	return n;
+}
+
+/* One task's part of procs_start_state. */
+static int task_start_state(int pid, uint64_t runtime_mntns, const struct procs_file_id *rt,
+			    int n_rt)
+{
+	char path[64], exe[64];
+	struct stat st;
+	uint64_t ns;
+	ssize_t len;
+	int r = procs_mntns(pid, &ns);
+
+	if (r == -ENOENT || r == -ESRCH)
+		return PROCS_NOT_STARTED;	/* gone (a zombie has no namespaces either) */
+	if (r < 0)
+		return PROCS_INIT_STAGE;	/* unreadable: could be anything */
+	if (ns == runtime_mntns)
+		return PROCS_NOT_STARTED;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	len = readlink(path, exe, sizeof(exe) - 1);
+	if (len < 0)
+		return errno == ENOENT || errno == ESRCH ? PROCS_NOT_STARTED : PROCS_INIT_STAGE;
+	exe[len] = '\0';
+	if (strncmp(exe, "/memfd:", 7) == 0)
+		return PROCS_INIT_STAGE;
+	if (stat(path, &st) < 0)
+		return errno == ENOENT || errno == ESRCH ? PROCS_NOT_STARTED : PROCS_INIT_STAGE;
+	for (int i = 0; i < n_rt; i++)
+		if (rt[i].dev == (uint64_t)st.st_dev && rt[i].ino == (uint64_t)st.st_ino)
+			return PROCS_INIT_STAGE;
+	return PROCS_STARTED;
+}
+
+int procs_start_state(const int *pids, int n, uint64_t runtime_mntns,
+		      const struct procs_file_id *rt, int n_rt)
+{
+	int state = PROCS_NOT_STARTED;
+
+	for (int i = 0; i < n; i++) {
+		int s = task_start_state(pids[i], runtime_mntns, rt, n_rt);
+
+		if (s == PROCS_STARTED)
+			return s;
+		if (s == PROCS_INIT_STAGE)
+			state = s;
+	}
+	return state;
 }

@@ -329,12 +329,33 @@ int bpf_events_get_lifecycle(const struct bpf_events *b, uint64_t cgroup_id,
 }
 
 int bpf_events_add_lifecycle(struct bpf_events *b, uint64_t cgroup_id,
-			     const struct cpusetd_lifecycle *lc)
+			     const struct cpusetd_lifecycle *lc, bool replace)
 {
 	int err = bpf_map__update_elem(b->skel->maps.lifecycle, &cgroup_id, sizeof(cgroup_id),
-				       lc, sizeof(*lc), BPF_NOEXIST);
+				       lc, sizeof(*lc), replace ? BPF_ANY : BPF_NOEXIST);
 
 	return err == -EEXIST ? 0 : err;
+}
+
+int bpf_events_probe_runtime_mntns(struct bpf_events *b, struct bpf_mntns_probe *ret)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	int fd = bpf_program__fd(b->skel->progs.probe_runtime_mntns);
+	int err;
+
+	if (fd < 0)
+		return -ENOTSUP;
+	err = bpf_prog_test_run_opts(fd, &opts);
+	if (err)
+		return err;
+	if (!b->skel->bss->probed_mntns)
+		return -ENODATA;
+	ret->mntns = b->skel->bss->probed_mntns;
+	ret->own_mntns = b->skel->bss->probed_own_mntns;
+	ret->pid = b->skel->bss->probed_pid;
+	snprintf(ret->comm, sizeof(ret->comm), "%.*s", (int)sizeof(b->skel->bss->probed_comm),
+		 b->skel->bss->probed_comm);
+	return 0;
 }
 
 const char *bpf_events_attach_mode(const struct bpf_events *b)

@@ -112,13 +112,34 @@ const char *bpf_events_write_hook(const struct bpf_events *b);
 int bpf_events_get_lifecycle(const struct bpf_events *b, uint64_t cgroup_id,
 			     struct cpusetd_lifecycle *ret);
 
+/* What probe_runtime_mntns (bpf/cpusetd.bpf.c) found. */
+struct bpf_mntns_probe {
+	uint64_t mntns;		/* mount ns inode of the nearest ancestor in another
+				 * one than ours; ours when there is none */
+	uint64_t own_mntns;	/* ours */
+	uint32_t pid;		/* that ancestor's pid (as the kernel's init pid
+				 * namespace numbers it); 0 when none */
+	char comm[16];		/* its comm; "" when none */
+};
+
+/*
+ * Runs the probe_runtime_mntns program once in the caller's context
+ * (BPF_PROG_TEST_RUN on a raw_tp program, kernel 5.10+): the mount
+ * namespace of the caller's nearest ancestor outside its own, which BPF
+ * reads where /proc would need ptrace access. Returns 0 and *ret,
+ * -ENOTSUP / -EINVAL (a kernel that cannot run it), -ENODATA, -errno.
+ */
+int bpf_events_probe_runtime_mntns(struct bpf_events *b, struct bpf_mntns_probe *ret);
+
 /*
  * Creates the lifecycle entry of a cgroup BPF did not see being made
- * (resync), unless one exists: the BPF side's own record wins. Returns 0
- * (also when one existed) or -errno.
+ * (resync), unless one exists: the BPF side's own record wins. With
+ * replace, overwrites it (resync found the container started while the
+ * programs were detached; an exec BPF counts meanwhile only adds).
+ * Returns 0 (also when one existed) or -errno.
  */
 int bpf_events_add_lifecycle(struct bpf_events *b, uint64_t cgroup_id,
-			     const struct cpusetd_lifecycle *lc);
+			     const struct cpusetd_lifecycle *lc, bool replace);
 
 /*
  * Records the placement of a container cgroup (cgroup_id = kernfs id =

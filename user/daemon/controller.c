@@ -55,9 +55,61 @@ static int init(struct controller *c, const struct cpusetd_config *cfg,
 		policy_free(c->policy);
 		return -ENOMEM;
 	}
-	if (procs_mntns(0, &c->self_mntns) < 0)
-		c->self_mntns = 0;
+	if (procs_mntns(0, &c->runtime_mntns) < 0)
+		c->runtime_mntns = 0;	/* until controller_attach_bpf looks further */
 	return 0;
+}
+
+/* The kernel's initial PID namespace (include/linux/proc_ns.h,
+ * PROC_PID_INIT_INO): ours with hostPID, or on the host. */
+#define PID_NS_INIT_INO	0xEFFFFFFCULL
+
+/*
+ * The runtime's mount namespace, for the cgroups BPF did not see being
+ * made (controller_container_started; BPF records the creator's own at
+ * mkdir). Ours is the runtime's only when we run beside it: the unit's
+ * sandbox and a DaemonSet's container each give us a private one, and
+ * taking it would make runc's own execs in such a cgroup look like the
+ * container's (killing `runc init` of a rejected container mid-create).
+ * So, first found wins, logged once with why:
+ *   1. BPF: the namespace of our nearest ancestor outside ours (systemd,
+ *      the runtime's shim), read where /proc needs ptrace access;
+ *   2. pid 1's, when our PID namespace is the host's (hostPID) and
+ *      /proc/1/ns/mnt is readable (a kernel before 5.10: no probe);
+ *   3. ours.
+ */
+static void find_runtime_mntns(struct controller *c)
+{
+	struct bpf_mntns_probe p;
+	uint64_t own = c->runtime_mntns, pidns = 0, one = 0;
+	int r = c->bpf ? bpf_events_probe_runtime_mntns(c->bpf, &p) : -ENOTSUP, r1 = -ESRCH;
+
+	if (r == 0) {
+		c->runtime_mntns = p.mntns;
+		if (p.pid)
+			log_info("runtime mount namespace: mnt:[%llu], that of %s[%u], which started "
+				 "us (ours is mnt:[%llu]): cgroups made while we were down are judged by it",
+				 (unsigned long long)p.mntns, p.comm, p.pid,
+				 (unsigned long long)p.own_mntns);
+		else
+			log_info("runtime mount namespace: ours, mnt:[%llu], which every ancestor shares",
+				 (unsigned long long)p.mntns);
+		return;
+	}
+	if (procs_pidns(0, &pidns) == 0 && pidns == PID_NS_INIT_INO)
+		r1 = procs_mntns(1, &one);
+	if (r1 == 0) {
+		c->runtime_mntns = one;
+		log_info("runtime mount namespace: pid 1's, mnt:[%llu] (ours is mnt:[%llu]; "
+			 "BPF cannot tell: %s)", (unsigned long long)one, (unsigned long long)own,
+			 strerror(-r));
+		return;
+	}
+	log_warn("runtime mount namespace: ours, mnt:[%llu] (BPF cannot tell: %s; pid 1's: %s): "
+		 "if the runtime runs in another, its own execs in a rejected container made while "
+		 "we were down may be taken for the container's and killed",
+		 (unsigned long long)own, strerror(-r),
+		 r1 == -ESRCH ? "not the host's PID namespace (no hostPID)" : strerror(-r1));
 }
 
 static void fini(struct controller *c)
@@ -119,6 +171,7 @@ void controller_attach_bpf(struct controller *c, struct bpf_events *bpf,
 {
 	c->bpf = bpf;
 	c->tel = tel;
+	find_runtime_mntns(c);
 	/* Without a kubepods root no resync follows now, and no container
 	 * is left: every entry of an earlier run is stale. */
 	if (!c->root[0])

@@ -41,7 +41,9 @@ void controller_free(struct controller *c);
 
 /* Where BPF lives: the event loader (placement and lifecycle maps) and
  * the telemetry (cpu_owner, cgroup_stats); either may be NULL (running
- * without). Borrowed. Without a kubepods root (no resync follows) the
+ * without). Borrowed. Then finds the runtime's mount namespace, for
+ * cgroups made while we were down, and logs once which it took and why
+ * (controller.c). Without a kubepods root (no resync follows) the
  * pinned placement map's entries of an earlier run are pruned here.
  * Cannot fail. */
 void controller_attach_bpf(struct controller *c, struct bpf_events *bpf,
@@ -74,6 +76,15 @@ void controller_count_reload(struct controller *c, bool ok);
  * Returns 0 or -ENOMEM.
  */
 int controller_reconfigure(struct controller *c, const struct cpusetd_config *old);
+
+/* CLOCK_MONOTONIC µs at which controller_reject_expire has work: the
+ * earliest deadline of a rejected container whose start resync could not
+ * tell (controller_reject.c); 0 = none. */
+uint64_t controller_reject_due_us(const struct controller *c);
+
+/* Kills the rejected containers whose deadline has passed (call when
+ * controller_reject_due_us is due; a no-op otherwise). Cannot fail. */
+void controller_reject_expire(struct controller *c);
 
 /* The -errno of the last resync when it failed, 0 when the last worked. */
 int controller_resync_failed(const struct controller *c);

@@ -15,6 +15,7 @@
 #include "cgroupfs/cgfs.h"
 #include "user/base/clock.h"
 #include "user/base/log.h"
+#include "user/base/procs.h"
 #include "user/base/strmap.h"
 #include "user/bpf/bpf_events.h"
 #include "user/bpf/bpf_telemetry.h"
@@ -81,6 +82,10 @@ struct container {
 	bool message_queued;		/* with the writer thread: the rejection is
 					 * armed when it is done ... */
 	uint64_t message_deadline_ns;	/* ... or at this CLOCK_MONOTONIC time */
+	bool start_unsure;		/* resync saw what may be a runtime's init
+					 * stage (procs_start_state) */
+	uint64_t reject_deadline_us;	/* CLOCK_MONOTONIC: killed then if still
+					 * alive (controller_reject.c); 0 = none */
 	/* Foreign writes of its cpuset files (controller_defend.c). */
 	unsigned restores;		/* restores in the current fight */
 	uint64_t last_restore_ns;	/* CLOCK_MONOTONIC of the latest */
@@ -142,8 +147,13 @@ struct controller {
 	int resync_failed;		/* -errno of the last resync, 0 = it worked */
 	struct controller_plan *plan;	/* v2 hierarchical writes; NULL: every container */
 	uint64_t resync_started_ns;	/* CLOCK_MONOTONIC: older events are stale */
-	uint64_t self_mntns;		/* our mount namespace: the runtime's, for
-					 * cgroups made while we were down */
+	uint64_t runtime_mntns;		/* the runtime's mount namespace, for cgroups
+					 * made while we were down (controller.c) */
+	struct procs_file_id runtimes[8];	/* runtime binaries (procs.h) */
+	int n_runtimes;
+	uint64_t reject_due_us;		/* earliest reject_deadline_us; 0 = none */
+	bool lifecycle_checked;		/* a resync checked the pinned lifecycle
+					 * entries left from before our start */
 	struct pod_errors *errors;	/* admission errors by namespace/pod/container */
 	struct strmap *writers;		/* comm -> struct writer_count */
 	int map_err_logged;		/* -errno of a placement map failure logged
@@ -286,8 +296,10 @@ void controller_sync_pooled_maps(struct controller *c);
 
 /* Whether the container's own program has run: BPF counted an exec from
  * outside the runtime's mount namespace. A cgroup BPF did not see being
- * made (we were down) gets its lifecycle entry here, from its tasks.
- * Cannot fail: unreadable tasks count as not started. */
+ * made (we were down) gets its lifecycle entry here, from its tasks;
+ * tasks that may be a runtime's init stage, or that we cannot read, count
+ * as not started and set ct->start_unsure (controller_reject.c).
+ * Cannot fail. */
 bool controller_container_started(struct controller *c, struct container *ct);
 
 /* Admission error: logged once per container, listed per pod;

@@ -47,21 +47,45 @@
 /* How long a stopping daemon waits for a write in flight. */
 #define REJECT_WRITER_STOP_MS	500
 
-/* Whether the container's own program has run: BPF counted an exec from
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+
+/*
+ * Whether the container's own program has run: BPF counted an exec from
  * outside the runtime's mount namespace. A cgroup BPF did not see being
- * made (we were down) gets its lifecycle entry here, from its tasks. */
+ * made (we were down) gets its lifecycle entry here, from its tasks
+ * (procs_start_state; so does one that BPF's entry from before our start
+ * calls not started), with the runtime's namespace as BPF would have
+ * recorded it at mkdir (controller.c find_runtime_mntns). Tasks that may
+ * be a runtime's init stage, or that we may not read or see, leave ct
+ * start_unsure: not started, but not believed for ever (arm_rejection).
+ */
 bool controller_container_started(struct controller *c, struct container *ct)
 {
-	struct cpusetd_lifecycle lc = { .runtime_mntns = c->self_mntns };
-	int pids[64], n;
+	struct cpusetd_lifecycle lc = { .runtime_mntns = c->runtime_mntns };
+	int pids[64], n, st = PROCS_NOT_STARTED;
+	bool have = c->bpf && ct->cgroup_id &&
+		    bpf_events_get_lifecycle(c->bpf, ct->cgroup_id, &lc) == 0;
 
-	if (c->bpf && ct->cgroup_id && bpf_events_get_lifecycle(c->bpf, ct->cgroup_id, &lc) == 0)
+	/* The map is pinned and outlives us, but nothing counted the execs
+	 * of the time we were down: until our first resync is done, an entry
+	 * that says "not started" is checked against the tasks too. */
+	if (have && (lc.own_execs > 0 || c->lifecycle_checked))
 		return lc.own_execs > 0;
 	n = cgfs_read_pids(c->cg, ct->path, pids, 64);
-	if (n > 0 && procs_any_started(pids, n, c->self_mntns) > 0)
+	if (n > 0) {
+		c->n_runtimes = procs_runtime_binaries(c->runtimes, 8);	/* an upgrade moves them */
+		st = procs_start_state(pids, n, c->runtime_mntns, c->runtimes, c->n_runtimes);
+	} else if (n == 0 && cgfs_mounts(c->cg)->cpuset_on_v2 && cgfs_populated(c->cg, ct->path) == 1) {
+		/* Tasks our PID namespace does not show (a DaemonSet without
+		 * hostPID): cgroup.procs leaves them out, cgroup.events not. */
+		st = PROCS_INIT_STAGE;
+	}
+	if (st == PROCS_STARTED)
 		lc.own_execs = 1;
-	if (c->bpf && ct->cgroup_id)
-		bpf_events_add_lifecycle(c->bpf, ct->cgroup_id, &lc);
+	ct->start_unsure = st == PROCS_INIT_STAGE;
+	if (c->bpf && ct->cgroup_id && (!have || st == PROCS_STARTED))
+		bpf_events_add_lifecycle(c->bpf, ct->cgroup_id, &lc, have);
 	return lc.own_execs > 0;
 }
 
@@ -83,10 +107,30 @@ void controller_kill_rejected(struct controller *c, struct container *ct, const 
 	       ct->name, ct->info.container_id, when, policy_error_name(ct->d.err));
 }
 
-/* Arms the rejection now: BPF kills the container's own first exec; if
+/*
+ * How long a rejected container that resync found with what may be a
+ * runtime's init stage (start_unsure) is left to its first exec. A real
+ * init stage waits on its exec fifo only from `runc create` to `runc
+ * start`, which kubelet (through the runtime) runs one right after the
+ * other; what still looks like one after this long is not waiting for a
+ * start, or is a container that forged the look (a memfd executable,
+ * or tasks we may not read) to be taken for one and escape its first-exec
+ * kill by never exec'ing again. Either way it is killed then: a forger
+ * gains at most this long on the shared pool, as any pod may have.
+ */
+#define INIT_STAGE_MAX_S	10
+
+/*
+ * Arms the rejection now: BPF kills the container's own first exec; if
  * its program already ran (we were late or down), it is killed here.
  * Arming before looking pairs with the BPF side counting before it reads
- * the map: an exec is either killed there or counted here. */
+ * the map: an exec is either killed there or counted here.
+ * BPF's count is unforgeable (the exec that starts the container's
+ * program happens in its own mount namespace, whatever it calls itself).
+ * A container BPF did not see made is judged from /proc instead, where
+ * a look-alike of a runtime's init stage is forgeable: it gets
+ * INIT_STAGE_MAX_S to exec, then controller_reject_expire kills it.
+ */
 static void arm_now(struct controller *c, struct container *ct)
 {
 	if (!ct->reject_armed) {
@@ -95,6 +139,46 @@ static void arm_now(struct controller *c, struct container *ct)
 	}
 	if (!ct->killed && controller_container_started(c, ct))
 		controller_kill_rejected(c, ct, "at once: its program was already running");
+	else if (!ct->killed && ct->start_unsure && !ct->reject_deadline_us) {
+		ct->reject_deadline_us = clock_us(CLOCK_MONOTONIC) + INIT_STAGE_MAX_S * 1000000ULL;
+		if (!c->reject_due_us || ct->reject_deadline_us < c->reject_due_us)
+			c->reject_due_us = ct->reject_deadline_us;
+		ct_log(LOG_INFO, ct, policy_error_name(ct->d.err),
+		       "%s (%.12s): not started yet, by what its tasks show (a runtime's init "
+		       "stage?): killed at its first exec, or in %d s", ct->name,
+		       ct->info.container_id, INIT_STAGE_MAX_S);
+	}
+}
+
+uint64_t controller_reject_due_us(const struct controller *c)
+{
+	return c->reject_due_us;
+}
+
+void controller_reject_expire(struct controller *c)
+{
+	uint64_t now = clock_us(CLOCK_MONOTONIC), next = 0;
+	size_t it = 0;
+	const char *k;
+	void *v;
+
+	if (!c->reject_due_us || now < c->reject_due_us)
+		return;
+	while (strmap_next(c->by_path, &it, &k, &v)) {
+		struct container *ct = v;
+
+		if (!ct->reject_deadline_us || ct->killed)
+			continue;
+		if (ct->reject_deadline_us <= now) {
+			ct->reject_deadline_us = 0;
+			if (ct->d.reject)
+				controller_kill_rejected(c, ct, "after " STR(INIT_STAGE_MAX_S) " s with "
+							 "no exec: not a runtime's init stage waiting for its start");
+		} else if (!next || ct->reject_deadline_us < next) {
+			next = ct->reject_deadline_us;
+		}
+	}
+	c->reject_due_us = next;
 }
 
 /* Whether ct's rejection is still to be armed (its decision may have

@@ -185,6 +185,10 @@ static int install_table(struct controller *c, struct container **list, size_t n
 			/* Its failed map entry: the write below says whether it
 			 * works now (and takes its listed error back). */
 			list[i]->map_err = old->map_err;
+			/* Its deadline stands (controller_reject.c): the entry
+			 * we made for it says nothing new. */
+			list[i]->start_unsure |= old->start_unsure;
+			list[i]->reject_deadline_us = old->reject_deadline_us;
 		}
 		if (strmap_put(m, list[i]->path, list[i]) < 0) {
 			strmap_free(m);
@@ -280,6 +284,7 @@ int controller_resync(struct controller *c)
 	controller_quota_resync(c);	/* CFS quotas as the decisions say, pods last */
 	free(s.list);
 	controller_prune_errors(c);
+	c->lifecycle_checked = true;
 	c->n.resyncs++;
 	c->dirty = true;
 	log_info("resync: %zu containers under %s", s.n, c->root);

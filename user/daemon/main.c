@@ -602,17 +602,26 @@ static void export_when_due(struct daemon *d)
 }
 
 /* epoll_wait's timeout in ms (at least 1): the next periodic export,
- * heartbeat, resync retry, watchdog ping, pending change's export or
- * overdue termination message. */
+ * heartbeat, resync retry, watchdog ping, rejection deadline, pending
+ * change's export or overdue termination message. */
 static int loop_timeout_ms(const struct daemon *d, bool wd, uint64_t wd_usec)
 {
 	int timeout = export_textfile_timeout_ms(d->prom, wd ? (int)(wd_usec / 4000) : 5000);
 	int msg = controller_messages_timeout_ms(d->ctl);
-	uint64_t at = export_at_us(d), now;
+	uint64_t at, now;
 
 	timeout = status_timeout_ms(&d->beat, timeout);	/* status.json's heartbeat */
 	if (msg >= 0 && (timeout < 0 || msg < timeout))
 		timeout = msg;
+	at = controller_reject_due_us(d->ctl);		/* a rejection's deadline */
+	if (at) {
+		now = mono_us();
+		if (at <= now + 1000)
+			return 1;
+		if (timeout < 0 || (at - now + 999) / 1000 < (uint64_t)timeout)
+			timeout = (int)((at - now + 999) / 1000);
+	}
+	at = export_at_us(d);
 	if (controller_resync_failed(d->ctl) && (timeout < 0 || timeout > RESYNC_RETRY_MS))
 		timeout = RESYNC_RETRY_MS;
 	if (at) {
@@ -686,6 +695,7 @@ static int run(struct daemon *d)
 		controller_messages_poll(d->ctl);	/* overdue ones */
 		if (retry_resync(d) == -ENOMEM)
 			return -ENOMEM;
+		controller_reject_expire(d->ctl);
 		export_when_due(d);
 		if (wd && mono_us() - wd_last >= wd_usec / 2) {
 			sd_notify(0, "WATCHDOG=1");
