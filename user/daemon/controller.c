@@ -5,8 +5,9 @@
  *   controller_apply.c     admit/release and converge: pools first, then sets
  *   controller_write.c     one cpuset write, the placement map beside it
  *   controller_plan.c      cgroup v2 hierarchical writes
- *   controller_reject.c    admission errors and on_error=reject; termination
- *                          messages through the writer thread (reject_writer.h)
+ *   controller_reject.c    admission errors and on_error=reject
+ *   controller_message.c   a rejection's termination message: which file, and
+ *                          its write on the writer thread (reject_writer.h)
  *   controller_exec.c      the exec check (the runtime's own cpuset write)
  *   controller_defend.c    foreign writes of a managed cpuset
  *   controller_resize.c    in-place resizes (kubelet InPlacePodVerticalScaling)

@@ -77,14 +77,6 @@ void controller_count_reload(struct controller *c, bool ok);
  */
 int controller_reconfigure(struct controller *c, const struct cpusetd_config *old);
 
-/* CLOCK_MONOTONIC µs at which controller_reject_expire has work: the
- * earliest deadline of a rejected container whose start resync could not
- * tell (controller_reject.c); 0 = none. */
-uint64_t controller_reject_due_us(const struct controller *c);
-
-/* Kills the rejected containers whose deadline has passed (call when
- * controller_reject_due_us is due; a no-op otherwise). Cannot fail. */
-void controller_reject_expire(struct controller *c);
 
 /* The -errno of the last resync when it failed, 0 when the last worked. */
 int controller_resync_failed(const struct controller *c);
@@ -131,19 +123,22 @@ int controller_retry_resync(struct controller *c);
 int controller_handle(struct controller *c, const struct cpusetd_event *ev);
 
 /*
- * Termination messages of rejected containers are written by a thread
- * (controller_reject.c, reject_writer.h), never by the loop.
+ * Rejections waiting on something (controller_reject.c): a termination
+ * message on the writer thread (controller_message.c, reject_writer.h;
+ * never written by the loop), or a container that resync found looking
+ * like a runtime's init stage (killed if it has not exec'd in 10 s).
  * controller_messages_fd: an fd for the loop's epoll set, readable when
- * a write finished. controller_messages_poll: takes the finished writes
- * (each logged once, with the pod and container) and arms the rejection
- * of their containers, and of those whose write is overdue
- * (REJECT_MESSAGE_WAIT_MS); call it when the fd is ready and once per
- * loop turn. controller_messages_timeout_ms: ms until the next overdue
- * write, for the loop's timeout; -1 when none is waiting. Cannot fail.
+ * a write finished. controller_reject_due_us: the CLOCK_MONOTONIC µs of
+ * the earliest deadline (an overdue write, an init stage's time), 0 when
+ * none. controller_reject_poll: takes the finished writes (each logged
+ * once, with the pod and container) and arms their rejections, arms
+ * those whose write is overdue, kills the init stages whose time is up;
+ * call it when the fd is readable or the due time has passed (a no-op
+ * otherwise). Cannot fail.
  */
 int controller_messages_fd(const struct controller *c);
-void controller_messages_poll(struct controller *c);
-int controller_messages_timeout_ms(const struct controller *c);
+uint64_t controller_reject_due_us(const struct controller *c);
+void controller_reject_poll(struct controller *c);
 
 /*
  * In-place resizes (kubelet InPlacePodVerticalScaling): kubelet and the

@@ -81,7 +81,7 @@ struct container {
 					 * queued, skipped or dropped): once only */
 	bool message_queued;		/* with the writer thread: the rejection is
 					 * armed when it is done ... */
-	uint64_t message_deadline_ns;	/* ... or at this CLOCK_MONOTONIC time */
+	uint64_t message_deadline_us;	/* ... or at this CLOCK_MONOTONIC time */
 	bool start_unsure;		/* resync saw what may be a runtime's init
 					 * stage (procs_start_state) */
 	uint64_t reject_deadline_us;	/* CLOCK_MONOTONIC: killed then if still
@@ -159,8 +159,8 @@ struct controller {
 	int map_err_logged;		/* -errno of a placement map failure logged
 					 * since the last prune (once per cause) */
 	struct controller_isolate *iso;	/* host isolation (controller_isolate.c); NULL: off */
-	struct reject_writer *messages;	/* termination message writer (controller_reject.c) */
-	uint64_t message_deadline_ns;	/* earliest message_deadline_ns of a queued
+	struct reject_writer *messages;	/* termination message writer (controller_message.c) */
+	uint64_t message_due_us;	/* earliest message_deadline_us of a queued
 					 * message; 0 = none */
 };
 
@@ -306,16 +306,39 @@ bool controller_container_started(struct controller *c, struct container *ct);
  * on_error=reject arms the kill at the container's own first exec. */
 void controller_handle_error(struct controller *c, struct container *ct);
 
-/* The termination message writer (reject_writer.h) of a new controller,
- * and its end (waits REJECT_WRITER_STOP_MS at most). 0 or -errno. */
-int controller_messages_init(struct controller *c);
-void controller_messages_free(struct controller *c);
-
 /* Kills a rejected container whose own program ran (BPF killed the exec
  * already, or it ran before the rejection was armed); every task goes.
  * when: for the log line ("at its first exec"). Counted and logged once;
  * a failed kill is logged, not returned. */
 void controller_kill_rejected(struct controller *c, struct container *ct, const char *when);
+
+/* --- controller_message.c --- */
+
+/* The termination message writer (reject_writer.h) of a new controller,
+ * and its end (waits REJECT_WRITER_STOP_MS at most). 0 or -errno. */
+int controller_messages_init(struct controller *c);
+void controller_messages_free(struct controller *c);
+
+/*
+ * Hands the termination message of rejected ct (its decision's error and
+ * reason) to the writer thread, when ct has kubelet's own read-write file
+ * for it (the last mount at its termination path, of kubelet's shape for
+ * its pod UID and container name; anything else is logged once and not
+ * written). Returns true when queued: ct->message_queued, and
+ * controller_message_take hands ct back once the write is done or
+ * REJECT_MESSAGE_WAIT_MS passed. false: nothing queued (no such file,
+ * or dropped: logged and counted, termination_messages_dropped).
+ */
+bool controller_message_queue(struct controller *c, struct container *ct);
+
+/*
+ * The next container whose queued message is written (its result logged
+ * once, with the pod fields) or overdue at now_us (CLOCK_MONOTONIC µs;
+ * logged), its message_queued cleared; NULL when none. Call until NULL:
+ * that also clears the writer's eventfd. O(1) per finished write; a
+ * passed deadline costs one walk of the table. Cannot fail.
+ */
+struct container *controller_message_take(struct controller *c, uint64_t now_us);
 
 /* --- controller_events.c --- */
 

@@ -2,25 +2,16 @@
  * Admission errors: logged once per container, listed per pod, and with
  * on_error=reject the container killed at its own first exec.
  *
- * The termination message. kubelet shows the content of its own file
- * for the container (<pods_dir>/<uid>/containers/<name>/<file>) as the
- * container's termination message once the container has exited, so the
- * reason must be in that file before the kill. The write goes to the
- * writer thread (reject_writer.h), never the loop: the file is on
- * whatever filesystem holds the kubelet pods directory (NFS on some
- * nodes), and a write that hangs there must not hold placement. Order:
+ * A rejection, in order:
  *   1. the error is logged and listed (status.json, cpusetctl, .prom):
- *      that never waits for the file;
- *   2. the message is queued (only for kubelet's own, read-write file of
- *      this pod and container: see queue_message);
- *   3. when the write is done (controller_messages_poll), the placement
- *      map is armed and BPF kills the container's first exec, or it is
- *      killed at once when its program already ran. The kill comes after
- *      the write returned, so kubelet reads the reason.
- * Nothing to write (no kubelet file, a refused one, the slots full) arms
- * at once, as does a write not done after REJECT_MESSAGE_WAIT_MS: a stuck
- * filesystem delays a rejection by that much, never more; the message
- * may then land late or never, the log says which.
+ *      that never waits for anything;
+ *   2. the reason goes to kubelet's termination message file for the
+ *      container, on the writer thread (controller_message.c);
+ *   3. when that write is done, or overdue, the placement map is armed
+ *      and BPF kills the container's first exec, or it is killed at once
+ *      when its program already ran. The kill comes after the write
+ *      returned, so kubelet reads the reason. Nothing to write arms at
+ *      once.
  * While the write is in flight the container keeps what its admission
  * gave it and is not yet armed: if its program starts in that window it
  * runs until step 3 kills it, as when we were late. (A write on a local
@@ -32,20 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "controller_internal.h"
-#include "reject_writer.h"
 #include "user/base/clock.h"
 #include "user/base/procs.h"
-#include "user/meta/termination.h"
-
-/* Slots of the writer: rejections whose message is queued or in flight.
- * More at once (a hung write and a crash-looping rejected pod) are
- * dropped, logged and counted (termination_messages_dropped). */
-#define REJECT_MESSAGE_SLOTS	8
-/* How long a rejection waits for its message before it is armed anyway
- * (a healthy local disk takes well under a millisecond). */
-#define REJECT_MESSAGE_WAIT_MS	1000
-/* How long a stopping daemon waits for a write in flight. */
-#define REJECT_WRITER_STOP_MS	500
 
 #define STR_(x)	#x
 #define STR(x)	STR_(x)
@@ -129,7 +108,7 @@ void controller_kill_rejected(struct controller *c, struct container *ct, const 
  * program happens in its own mount namespace, whatever it calls itself).
  * A container BPF did not see made is judged from /proc instead, where
  * a look-alike of a runtime's init stage is forgeable: it gets
- * INIT_STAGE_MAX_S to exec, then controller_reject_expire kills it.
+ * INIT_STAGE_MAX_S to exec, then controller_reject_poll kills it.
  */
 static void arm_now(struct controller *c, struct container *ct)
 {
@@ -150,20 +129,15 @@ static void arm_now(struct controller *c, struct container *ct)
 	}
 }
 
-uint64_t controller_reject_due_us(const struct controller *c)
+/* Kills the rejected containers whose INIT_STAGE_MAX_S passed by now
+ * (µs); keeps c->reject_due_us the earliest deadline left. */
+static void expire_init_stages(struct controller *c, uint64_t now)
 {
-	return c->reject_due_us;
-}
-
-void controller_reject_expire(struct controller *c)
-{
-	uint64_t now = clock_us(CLOCK_MONOTONIC), next = 0;
+	uint64_t next = 0;
 	size_t it = 0;
 	const char *k;
 	void *v;
 
-	if (!c->reject_due_us || now < c->reject_due_us)
-		return;
 	while (strmap_next(c->by_path, &it, &k, &v)) {
 		struct container *ct = v;
 
@@ -188,84 +162,28 @@ static bool still_rejected(const struct controller *c, const struct container *c
 	return ct->d.err && ct->d.reject && !ct->d.err_hotplug && !c->cfg->dry_run;
 }
 
-/*
- * Hands ct's termination message to the writer thread when there is a
- * file kubelet reads for it: the last mount at its termination path
- * (meta.h), read-write (kubelet's is; a read-only one is not kubelet's),
- * whose source has kubelet's shape for the bundle's pod UID and
- * container name (termination_rel_path; the UID must agree with the
- * cgroup path's, which the pod cannot choose). Anything else is logged
- * once here and nothing is written. Sets ct->message_queued when queued.
- */
-static void queue_message(struct controller *c, struct container *ct)
+uint64_t controller_reject_due_us(const struct controller *c)
 {
-	const char *host = ct->meta.termination_log, *uid = ct->meta.pod_uid, *rel;
-	struct reject_job *job;
-	uint64_t deadline;
-	int r;
+	if (!c->message_due_us || (c->reject_due_us && c->reject_due_us < c->message_due_us))
+		return c->reject_due_us;
+	return c->message_due_us;
+}
 
-	if (!host[0]) {
-		ct_log(LOG_DEBUG, ct, "termination_message_skipped",
-		       "%s: no termination message: no mount at its termination path", ct->name);
-		return;
-	}
-	if (ct->meta.termination_ro) {
-		ct_log(LOG_NOTICE, ct, "termination_message_skipped",
-		       "%s: no termination message: the mount at its termination path (from %s) is "
-		       "read-only, so not kubelet's", ct->name, host);
-		return;
-	}
-	if (ct->info.pod_uid[0] && strcmp(uid, ct->info.pod_uid) != 0) {
-		ct_log(LOG_NOTICE, ct, "termination_message_skipped",
-		       "%s: no termination message: the bundle's pod UID %s is not its cgroup's %s",
-		       ct->name, uid, ct->info.pod_uid);
-		return;
-	}
-	r = termination_rel_path(c->cfg->kubelet_pods_dir, uid, ct->meta.container_name, host, &rel);
-	if (r < 0) {
-		ct_log(LOG_NOTICE, ct, "termination_message_skipped",
-		       "%s: no termination message: %s is not kubelet's file for pod %s container "
-		       "\"%s\" under %s", ct->name, host, uid, ct->meta.container_name,
-		       c->cfg->kubelet_pods_dir);
-		return;
-	}
-	job = calloc(1, sizeof(*job));
-	if (!job) {
-		r = -ENOMEM;
-	} else {
-		job->cgroup_id = ct->cgroup_id;
-		snprintf(job->container_id, sizeof(job->container_id), "%s", ct->info.container_id);
-		snprintf(job->name, sizeof(job->name), "%s", ct->name);
-		snprintf(job->namespace_, sizeof(job->namespace_), "%s", ct->meta.namespace_);
-		snprintf(job->pod, sizeof(job->pod), "%s", ct->meta.pod_name);
-		snprintf(job->container, sizeof(job->container), "%s", ct->meta.container_name);
-		snprintf(job->pod_uid, sizeof(job->pod_uid), "%s", uid);
-		snprintf(job->pods_dir, sizeof(job->pods_dir), "%s", c->cfg->kubelet_pods_dir);
-		snprintf(job->host_path, sizeof(job->host_path), "%s", host);
-		snprintf(job->msg, sizeof(job->msg), "cpusetd: %s: %s", policy_error_name(ct->d.err),
-			 ct->d.reason);
-		r = reject_writer_submit(c->messages, job);
-		free(job);
-	}
-	if (r < 0) {
-		c->n.termination_messages_dropped++;
-		c->dirty = true;
-		ct_log(LOG_WARNING, ct, "termination_message_dropped",
-		       "%s: termination message to %s dropped: %s; rejecting without it", ct->name,
-		       host, r == -EAGAIN ? "the writer has no free slot (earlier writes are slow)" :
-		       strerror(-r));
-		return;
-	}
-	deadline = clock_ns(CLOCK_MONOTONIC) + REJECT_MESSAGE_WAIT_MS * 1000000ULL;
-	ct->message_queued = true;
-	ct->message_deadline_ns = deadline;
-	if (!c->message_deadline_ns || deadline < c->message_deadline_ns)
-		c->message_deadline_ns = deadline;
+void controller_reject_poll(struct controller *c)
+{
+	uint64_t now = clock_us(CLOCK_MONOTONIC);
+	struct container *ct;
+
+	while ((ct = controller_message_take(c, now)))
+		if (still_rejected(c, ct))
+			arm_now(c, ct);
+	if (c->reject_due_us && now >= c->reject_due_us)
+		expire_init_stages(c, now);
 }
 
 /*
  * on_error=reject, deterministically: the reason goes to the termination
- * message first (queued, see the top of this file), then the placement
+ * message first (step 2 at the top of this file), then the placement
  * map is armed, and BPF SIGKILLs the container at its own first exec:
  * never while the runtime's init is still creating it (killing runc's
  * init made `runc create` fail and hid our reason behind the runtime's).
@@ -286,113 +204,11 @@ static void arm_rejection(struct controller *c, struct container *ct)
 {
 	if (!ct->message_written) {
 		ct->message_written = true;
-		queue_message(c, ct);
+		if (controller_message_queue(c, ct))
+			return;	/* armed when written or overdue: controller_reject_poll */
 	}
-	if (ct->message_queued)
-		return;	/* armed when written or overdue: controller_messages_poll */
-	arm_now(c, ct);
-}
-
-/* A finished write: its result logged once (with the job's pod fields:
- * the container may be gone), and its container armed when it waits. */
-static void message_done(struct controller *c, const struct reject_job *job)
-{
-	const struct log_pod p = {
-		.namespace_ = job->namespace_, .pod = job->pod, .pod_uid = job->pod_uid,
-		.container = job->container, .container_id = job->container_id,
-		.reason = job->result == 0 ? "termination_message" : "termination_message_failed",
-	};
-	unsigned long long ms = (unsigned long long)(job->took_ns / 1000000ULL);
-	struct container *ct;
-
-	if (job->result == 0)
-		log_pod(LOG_INFO, &p, "%s (%.12s): termination message written to %s (%llu ms)",
-			job->name, job->container_id, job->host_path, ms);
-	else
-		log_pod(LOG_WARNING, &p, "%s (%.12s): cannot write termination message %s: %s%s",
-			job->name, job->container_id, job->host_path, strerror(-job->result),
-			job->result == -EXDEV ? " (a mount point on the way: not kubelet's file)" :
-			job->result == -ELOOP ? " (a symlink on the way)" : "");
-	ct = controller_find_id(c, job->cgroup_id);
-	if (!ct || !ct->message_queued || strcmp(ct->info.container_id, job->container_id) != 0)
-		return;	/* gone, or armed already (overdue) */
-	ct->message_queued = false;
-	if (still_rejected(c, ct))
+	if (!ct->message_queued)
 		arm_now(c, ct);
-}
-
-/* Arms the containers whose message is overdue; the next deadline. */
-static void arm_overdue(struct controller *c, uint64_t now)
-{
-	uint64_t next = 0;
-	size_t it = 0;
-	const char *k;
-	void *v;
-
-	while (strmap_next(c->by_path, &it, &k, &v)) {
-		struct container *ct = v;
-
-		if (!ct->message_queued)
-			continue;
-		if (ct->message_deadline_ns > now) {
-			if (!next || ct->message_deadline_ns < next)
-				next = ct->message_deadline_ns;
-			continue;
-		}
-		ct->message_queued = false;
-		ct_log(LOG_WARNING, ct, "termination_message_slow",
-		       "%s: termination message to %s not written after %u ms (a slow filesystem?); "
-		       "rejecting without waiting for it", ct->name, ct->meta.termination_log,
-		       REJECT_MESSAGE_WAIT_MS);
-		if (still_rejected(c, ct))
-			arm_now(c, ct);
-	}
-	c->message_deadline_ns = next;
-}
-
-void controller_messages_poll(struct controller *c)
-{
-	struct reject_job *job;
-	uint64_t now;
-
-	if (!reject_writer_pending(c->messages) && !c->message_deadline_ns)
-		return;	/* the common turn */
-	job = malloc(sizeof(*job));
-	while (job && reject_writer_next(c->messages, job) == 1)
-		message_done(c, job);
-	free(job);
-	now = clock_ns(CLOCK_MONOTONIC);
-	if (c->message_deadline_ns && now >= c->message_deadline_ns)
-		arm_overdue(c, now);
-}
-
-int controller_messages_timeout_ms(const struct controller *c)
-{
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
-
-	if (!c->message_deadline_ns)
-		return -1;
-	if (c->message_deadline_ns <= now)
-		return 0;
-	return (int)((c->message_deadline_ns - now + 999999) / 1000000);
-}
-
-int controller_messages_fd(const struct controller *c)
-{
-	return reject_writer_fd(c->messages);
-}
-
-int controller_messages_init(struct controller *c)
-{
-	return reject_writer_new(REJECT_MESSAGE_SLOTS, NULL, &c->messages);
-}
-
-void controller_messages_free(struct controller *c)
-{
-	if (reject_writer_free(c->messages, REJECT_WRITER_STOP_MS) == -EBUSY)
-		log_warn("termination message writer still busy after %u ms (a write the kernel "
-			 "does not return from); not waiting for it", REJECT_WRITER_STOP_MS);
-	c->messages = NULL;
 }
 
 /* Admission error: logged once per container, listed per pod;

@@ -173,7 +173,7 @@ static int install_table(struct controller *c, struct container **list, size_t n
 			list[i]->killed = old->killed;
 			list[i]->message_written = old->message_written;
 			list[i]->message_queued = old->message_queued;
-			list[i]->message_deadline_ns = old->message_deadline_ns;
+			list[i]->message_deadline_us = old->message_deadline_us;
 			list[i]->restores = old->restores;
 			list[i]->last_restore_ns = old->last_restore_ns;
 			list[i]->conflict = old->conflict;

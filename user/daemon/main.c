@@ -22,7 +22,7 @@
  *
  * The loop never waits on a file a pod's filesystem holds: rejected
  * containers' termination messages are written by a thread of their own
- * (controller_reject.c); the loop polls its eventfd for the results and
+ * (controller_message.c); the loop polls its eventfd for the results and
  * never waits for it, at a stop neither (a stuck write is left behind).
  */
 #include <errno.h>
@@ -602,17 +602,14 @@ static void export_when_due(struct daemon *d)
 }
 
 /* epoll_wait's timeout in ms (at least 1): the next periodic export,
- * heartbeat, resync retry, watchdog ping, rejection deadline, pending
- * change's export or overdue termination message. */
+ * heartbeat, resync retry, watchdog ping, rejection deadline (an overdue
+ * termination message, an init stage's time) or pending change's export. */
 static int loop_timeout_ms(const struct daemon *d, bool wd, uint64_t wd_usec)
 {
 	int timeout = export_textfile_timeout_ms(d->prom, wd ? (int)(wd_usec / 4000) : 5000);
-	int msg = controller_messages_timeout_ms(d->ctl);
 	uint64_t at, now;
 
 	timeout = status_timeout_ms(&d->beat, timeout);	/* status.json's heartbeat */
-	if (msg >= 0 && (timeout < 0 || msg < timeout))
-		timeout = msg;
 	at = controller_reject_due_us(d->ctl);		/* a rejection's deadline */
 	if (at) {
 		now = mono_us();
@@ -651,7 +648,7 @@ static int dispatch(struct daemon *d, const struct epoll_event *evs, int n)
 		if (evs[i].data.fd == d->isolate_tfd && on_isolate_timer(d) == -ENOMEM)
 			return -ENOMEM;
 		if (evs[i].data.fd == controller_messages_fd(d->ctl))
-			controller_messages_poll(d->ctl);
+			controller_reject_poll(d->ctl);
 	}
 	return 0;
 }
@@ -683,7 +680,7 @@ static int handle_burst(struct daemon *d, int timeout)
 
 static int run(struct daemon *d)
 {
-	uint64_t wd_usec = 0, wd_last = 0;
+	uint64_t wd_usec = 0, wd_last = 0, at;
 	bool wd = sd_watchdog_enabled(0, &wd_usec) > 0;
 	int r;
 
@@ -692,10 +689,11 @@ static int run(struct daemon *d)
 		if (r)
 			return r < 0 ? r : 0;
 		check_lost(d);
-		controller_messages_poll(d->ctl);	/* overdue ones */
 		if (retry_resync(d) == -ENOMEM)
 			return -ENOMEM;
-		controller_reject_expire(d->ctl);
+		at = controller_reject_due_us(d->ctl);
+		if (at && mono_us() >= at)
+			controller_reject_poll(d->ctl);	/* overdue messages, init stages */
 		export_when_due(d);
 		if (wd && mono_us() - wd_last >= wd_usec / 2) {
 			sd_notify(0, "WATCHDOG=1");
