@@ -601,33 +601,33 @@ static void export_when_due(struct daemon *d)
 	write_status(d);
 }
 
+/* timeout (ms; -1 = none) cut to reach the CLOCK_MONOTONIC µs at (0 =
+ * nothing due); 1 when at is within a millisecond. */
+static int timeout_until(uint64_t at, int timeout)
+{
+	uint64_t now, ms;
+
+	if (!at)
+		return timeout;
+	now = mono_us();
+	if (at <= now + 1000)
+		return 1;
+	ms = (at - now + 999) / 1000;
+	return timeout < 0 || ms < (uint64_t)timeout ? (int)ms : timeout;
+}
+
 /* epoll_wait's timeout in ms (at least 1): the next periodic export,
  * heartbeat, resync retry, watchdog ping, rejection deadline (an overdue
  * termination message, an init stage's time) or pending change's export. */
 static int loop_timeout_ms(const struct daemon *d, bool wd, uint64_t wd_usec)
 {
 	int timeout = export_textfile_timeout_ms(d->prom, wd ? (int)(wd_usec / 4000) : 5000);
-	uint64_t at, now;
 
 	timeout = status_timeout_ms(&d->beat, timeout);	/* status.json's heartbeat */
-	at = controller_reject_due_us(d->ctl);		/* a rejection's deadline */
-	if (at) {
-		now = mono_us();
-		if (at <= now + 1000)
-			return 1;
-		if (timeout < 0 || (at - now + 999) / 1000 < (uint64_t)timeout)
-			timeout = (int)((at - now + 999) / 1000);
-	}
-	at = export_at_us(d);
+	timeout = timeout_until(controller_reject_due_us(d->ctl), timeout);
 	if (controller_resync_failed(d->ctl) && (timeout < 0 || timeout > RESYNC_RETRY_MS))
 		timeout = RESYNC_RETRY_MS;
-	if (at) {
-		now = mono_us();
-		if (at <= now + 1000)
-			return 1;
-		if (timeout < 0 || (at - now + 999) / 1000 < (uint64_t)timeout)
-			timeout = (int)((at - now + 999) / 1000);
-	}
+	timeout = timeout_until(export_at_us(d), timeout);
 	return timeout > 0 ? timeout : 1;
 }
 
