@@ -116,6 +116,10 @@ int controller_isolate_init(struct controller *c)
 	if (r < 0) {
 		free(c->iso);
 		c->iso = NULL;
+		if (r == -EPERM)	/* the state file was refused (logged by host_new) */
+			log_error("isolation: off for this run: %s/%s must go first (after its "
+				  "originals are given back by hand)", cfg->state_dir,
+				  HOST_STATE_FILE);
 		return r == -ENOMEM ? r : 0;
 	}
 	if (cfg->isolate_host)

@@ -719,8 +719,27 @@ static int take_lock(struct daemon *d)
 	else if (r == -EWOULDBLOCK)
 		log_error("another process holds the lock on %s; not starting a second cpusetd",
 			  what);
+	else if (r < 0 && what == d->cfg.state_dir)
+		log_error("cannot lock %s: %s; not starting (remove it if no cpusetd runs)",
+			  what, instance_lock_why(r));
 	else if (r < 0)
 		log_error("cannot lock %s: %s", what, strerror(-r));
+	return r;
+}
+
+/* The state dir holds the lock and host isolation's record: it must be
+ * ours alone (files_check_private_dir). Returns 0 or -errno, logged. */
+static int check_state_dir(const struct cpusetd_config *cfg)
+{
+	char why[96];
+	struct stat st;
+	int r = files_check_private_dir(cfg->state_dir, geteuid(), &st);
+
+	if (r < 0)
+		log_error("state_dir %s is %s: it holds the instance lock and host isolation's "
+			  "record, so it must be a directory of uid %u that no group or other user "
+			  "may write; not starting", cfg->state_dir,
+			  files_refused_why(r, &st, geteuid(), why, sizeof(why)), (unsigned)geteuid());
 	return r;
 }
 
@@ -736,6 +755,9 @@ static int start(struct daemon *d)
 		log_error("cannot create %s: %s", d->cfg.state_dir, strerror(-r));
 		return r;
 	}
+	r = check_state_dir(&d->cfg);
+	if (r < 0)
+		return r;
 	r = take_lock(d);
 	if (r < 0)
 		return r;
