@@ -104,6 +104,8 @@ int controller_isolate_init(struct controller *c)
 	struct cpumask none;
 	int r;
 
+	if (cfg->release)
+		return 0;	/* --release gives it back itself (release.c) */
 	snprintf(path, sizeof(path), "%s/%s", cfg->state_dir, HOST_STATE_FILE);
 	if (!cfg->isolate_host && stat(path, &sb) < 0)
 		return 0;	/* off, and nothing of an earlier run to give back */

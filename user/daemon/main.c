@@ -12,7 +12,8 @@
  * whole as a start would, refused as a whole when anything is wrong; of
  * a good one the keys that can change live are applied, those that need
  * a restart are named; then the full resync SIGHUP always did.
- * --check-config parses and checks the same way and stops there.
+ * --check-config parses and checks the same way and stops there;
+ * --release gives back what cpusetd changed and exits (release.h).
  *
  * The loop handles a burst of events whole (every ready fd, until none
  * is) before it exports, and a placement change is exported once the
@@ -43,6 +44,7 @@
 #include "user/base/files.h"
 #include "user/topo/hotplug.h"
 #include "instance_lock.h"
+#include "release.h"
 #include "self_sched.h"
 #include "user/base/log.h"
 #include "user/export/status.h"
@@ -736,7 +738,7 @@ static int check_state_dir(const struct cpusetd_config *cfg)
 	int r = files_check_private_dir(cfg->state_dir, geteuid(), &st);
 
 	if (r < 0)
-		log_error("state_dir %s is %s: it holds the instance lock and host isolation's "
+		log_error("state_dir %s: %s: it holds the instance lock and host isolation's "
 			  "record, so it must be a directory of uid %u that no group or other user "
 			  "may write; not starting", cfg->state_dir,
 			  files_refused_why(r, &st, geteuid(), why, sizeof(why)), (unsigned)geteuid());
@@ -864,6 +866,9 @@ int main(int argc, char **argv)
 		return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 	if (d.cfg.check_config)
 		return check_config(&d.cfg);
+	log_max_level = d.cfg.log_level;
+	if (d.cfg.release)
+		return release_run(&d.cfg);
 	d.argc = argc;
 	d.argv = argv;
 	log_max_level = d.cfg.log_level;

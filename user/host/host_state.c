@@ -268,7 +268,7 @@ int host_state_load(struct host *h)
 	if (r == -ENOENT)
 		return 0;
 	if (refusal(r)) {
-		log_error("isolation: %s is %s: not a record cpusetd wrote; nothing is restored "
+		log_error("isolation: %s: %s: not a record cpusetd wrote; nothing is restored "
 			  "from it, and it is left for a person to look at (README \"Host "
 			  "isolation\")", path, files_refused_why(r, &st, geteuid(), why,
 								  sizeof(why)));

@@ -1,0 +1,604 @@
+/*
+ * cpusetd --release (release.h): the instance lock, then which containers
+ * are exclusive (the daemon's decisions, from a dry-run resync), then
+ * cpusets, CFS quotas, host isolation and the pins, each counted and
+ * logged. Every step runs even when an earlier one failed: the node gets
+ * back as much as can be given.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include "controller.h"
+#include "controller_internal.h"
+#include "instance_lock.h"
+#include "release.h"
+#include "user/base/files.h"
+#include "user/base/log.h"
+#include "user/base/strmap.h"
+#include "user/host/host.h"
+
+#define QUOTA_MAX_CHILDREN	64
+
+struct release {
+	const struct cpusetd_config *cfg;
+	struct cgfs *cg;
+	struct topology *topo;
+	char root[CGFS_PATH_MAX];	/* kubepods root, "" none */
+	struct strmap *kept;		/* container path -> (void *)1: exclusive, left */
+	char **paths;			/* every cgroup under root, parents first */
+	size_t n, cap;
+	bool v2;
+	/* what was done, for the summary */
+	unsigned slices, pods, containers, kept_n, pinned, cg_failed;
+	unsigned quotas, marks, quota_failed;
+	unsigned iso_restored;
+	const char *iso;		/* what became of host isolation */
+	unsigned pins;
+	bool failed;
+};
+
+/* --- the lock ---------------------------------------------------------------- */
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return path[0] && lstat(path, &st) == 0;
+}
+
+/* What exists of the state and pin dirs, locked as a start does. Returns
+ * 0, or the exit code (logged). */
+static int lock(const struct cpusetd_config *cfg, struct instance_lock *l)
+{
+	const char *state = exists(cfg->state_dir) ? cfg->state_dir : "";
+	const char *pins = exists(cfg->pin_dir) ? cfg->pin_dir : "";
+	const char *what;
+	char why[96];
+	struct stat st;
+	pid_t holder;
+	int r;
+
+	if (state[0]) {
+		r = files_check_private_dir(state, geteuid(), &st);
+		if (r < 0) {
+			log_error("release: state_dir %s: %s: neither its lock nor host isolation's "
+				  "record can be trusted; nothing released", state,
+				  files_refused_why(r, &st, geteuid(), why, sizeof(why)));
+			return RELEASE_PARTIAL;
+		}
+	}
+	r = instance_lock_take(state, pins, l, &holder, &what);
+	if (r == -EWOULDBLOCK) {
+		if (holder > 0)
+			log_error("release: a running cpusetd (pid %d) holds %s: nothing released; "
+				  "stop it first (systemctl stop cpusetd)", (int)holder, what);
+		else
+			log_error("release: another process holds the lock on %s: nothing released; "
+				  "stop the cpusetd that runs first", what);
+		return RELEASE_LOCKED;
+	}
+	if (r < 0) {
+		log_error("release: cannot lock %s: %s; nothing released", what,
+			  what == state ? instance_lock_why(r) : strerror(-r));
+		return RELEASE_PARTIAL;
+	}
+	return 0;
+}
+
+/* --- the tree and who is exclusive --------------------------------------------- */
+
+static int collect(const char *path, void *arg)
+{
+	struct release *rl = arg;
+
+	if (rl->n == rl->cap) {
+		size_t cap = rl->cap ? rl->cap * 2 : 256;
+		char **p = realloc(rl->paths, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		rl->paths = p;
+		rl->cap = cap;
+	}
+	rl->paths[rl->n] = strdup(path);
+	if (!rl->paths[rl->n])
+		return -ENOMEM;
+	rl->n++;
+	return 0;
+}
+
+static bool exclusive(const struct snapshot_container *sc)
+{
+	return strcmp(sc->state, "placed") == 0 && !sc->d->reject &&
+	       (sc->d->kind == CPUSETD_KIND_INTEGER || sc->d->kind == CPUSETD_KIND_ANNOTATED);
+}
+
+/*
+ * The containers that hold CPUs of their own, as the daemon would decide
+ * at a start: a resync in a dry run (recovery keeps running exclusive
+ * containers on their CPUs; nothing is written, no BPF, no isolation:
+ * cfg->release), its own log lines silenced. 0 or -errno (logged).
+ */
+static int classify(struct release *rl)
+{
+	struct cpusetd_config *cfg = malloc(sizeof(*cfg));
+	struct controller *c = NULL;
+	struct snapshot s = { 0 };
+	int level = log_max_level, r;
+
+	if (!cfg)
+		return -ENOMEM;
+	*cfg = *rl->cfg;
+	cfg->dry_run = true;
+	cfg->release = true;
+	log_max_level = LOG_CRIT;	/* its "would set" and admission lines are not ours */
+	r = controller_new(cfg, rl->cg, rl->topo, rl->root, &c);
+	if (r == 0)
+		r = controller_resync(c);
+	if (r == 0)
+		r = controller_snapshot(c, &s);
+	log_max_level = level;
+	for (size_t i = 0; r == 0 && i < s.n_containers; i++)
+		if (exclusive(&s.containers[i]) &&
+		    strmap_put(rl->kept, s.containers[i].cgroup, (void *)1) < 0)
+			r = -ENOMEM;
+	if (r < 0)
+		log_error("release: cannot rebuild the daemon's decisions under %s (%s): no "
+			  "container cpuset is changed", rl->root, strerror(-r));
+	snapshot_release(&s);
+	controller_free(c);
+	free(cfg);
+	return r;
+}
+
+/* --- cpusets -------------------------------------------------------------------- */
+
+static void count_widened(struct release *rl, enum cgfs_level level)
+{
+	if (level == CGFS_LEVEL_QOS)
+		rl->slices++;
+	else if (level == CGFS_LEVEL_POD)
+		rl->pods++;
+	else
+		rl->containers++;
+}
+
+static void log_change(const char *path, const struct cpumask *was, const struct cpumask *now,
+		       const char *why)
+{
+	char a[CPULIST_MAX], b[CPULIST_MAX];
+
+	cpulist_format(was, a, sizeof(a));
+	cpulist_format(now, b, sizeof(b));
+	log_info("release: %s cpus %s -> %s%s", path, a[0] ? a : "\"\"",
+		 b[0] ? b : "\"\" (inherit)", why);
+}
+
+static void write_failed(struct release *rl, const char *path, int r)
+{
+	rl->cg_failed++;
+	rl->failed = true;
+	log_error("release: %s: writing cpuset.cpus failed: %s", path, strerror(-r));
+}
+
+/* The level of path; NONE is not a kubelet name (not ours: left alone). */
+static enum cgfs_level level_of(const struct release *rl, const char *path)
+{
+	struct cgfs_path_info info;
+
+	if (cgfs_parse_path(rl->root, path, &info) < 0)
+		return CGFS_LEVEL_NONE;
+	return info.level;
+}
+
+/* v1: each cgroup below the root, parents first, to its parent's set
+ * (always a superset there: the kernel keeps children within parents). */
+static void widen_v1(struct release *rl)
+{
+	for (size_t i = 1; i < rl->n; i++) {
+		const char *path = rl->paths[i];
+		enum cgfs_level level = level_of(rl, path);
+		char parent[CGFS_PATH_MAX];
+		struct cpumask own, want;
+		int r;
+
+		if (level == CGFS_LEVEL_NONE || level == CGFS_LEVEL_ROOT)
+			continue;
+		if (level == CGFS_LEVEL_CONTAINER && strmap_get(rl->kept, path)) {
+			rl->kept_n++;
+			continue;
+		}
+		snprintf(parent, sizeof(parent), "%s", path);
+		*strrchr(parent, '/') = '\0';
+		r = cgfs_read_cpuset(rl->cg, parent, CGFS_CPUS, &want);
+		if (r == 0)
+			r = cgfs_read_cpuset(rl->cg, path, CGFS_CPUS, &own);
+		if (r == 0 && cpumask_equal(&own, &want))
+			continue;
+		if (r == 0)
+			r = cgfs_write_cpuset(rl->cg, path, path, CGFS_CPUS, &want);
+		if (r == -ENOENT)
+			continue;	/* gone meanwhile */
+		if (r < 0) {
+			write_failed(rl, path, r);
+			continue;
+		}
+		log_change(path, &own, &want, "");
+		count_widened(rl, level);
+	}
+}
+
+/* v2, step 1: an exclusive container that inherits its set from its pod
+ * gets it as its own, so that widening the pod leaves it where it runs
+ * (its effective set, and so its tasks, do not change). */
+static void pin_kept_v2(struct release *rl)
+{
+	for (size_t i = 1; i < rl->n; i++) {
+		const char *path = rl->paths[i];
+		struct cpumask own, eff;
+		int fd = -1, r;
+
+		if (!strmap_get(rl->kept, path))
+			continue;
+		rl->kept_n++;
+		r = cgfs_read_cpuset(rl->cg, path, CGFS_CPUS, &own);
+		if (r == 0)
+			r = cgfs_read_cpuset(rl->cg, path, CGFS_EFFECTIVE_CPUS, &eff);
+		if (r == 0 && cpumask_equal(&own, &eff))
+			continue;
+		if (r == 0)
+			r = cgfs_write_cpus_planned(rl->cg, path, &eff, &fd);
+		if (fd >= 0)
+			close(fd);
+		if (r == -ENOENT)
+			continue;
+		if (r < 0) {
+			write_failed(rl, path, r);
+			continue;
+		}
+		log_change(path, &own, &eff, " (an exclusive container keeps its CPUs)");
+		rl->pinned++;
+	}
+}
+
+/* v2, step 2: everything else inherits, bottom-up (no container moves
+ * twice): "" where the kernel takes it, else every online CPU, which is
+ * the same (own ⊇ the parent's effective set). */
+static void widen_v2(struct release *rl)
+{
+	struct cpumask none;
+
+	cpumask_zero(&none);
+	pin_kept_v2(rl);
+	for (size_t i = rl->n; i-- > 1;) {
+		const char *path = rl->paths[i];
+		enum cgfs_level level = level_of(rl, path);
+		struct cpumask own;
+		const struct cpumask *want = &none;
+		int fd = -1, r;
+
+		if (level == CGFS_LEVEL_NONE || level == CGFS_LEVEL_ROOT || strmap_get(rl->kept, path))
+			continue;
+		r = cgfs_read_cpuset(rl->cg, path, CGFS_CPUS, &own);
+		if (r == 0 && (cpumask_empty(&own) || cpumask_subset(&rl->topo->online, &own)))
+			continue;	/* inherits already */
+		if (r == 0)
+			r = cgfs_write_cpus_planned(rl->cg, path, want, &fd);
+		if (r == -ENOSPC) {	/* validate_change: a cgroup with tasks keeps a set */
+			want = &rl->topo->online;
+			r = cgfs_write_cpus_planned(rl->cg, path, want, &fd);
+		}
+		if (fd >= 0)
+			close(fd);
+		if (r == -ENOENT)
+			continue;
+		if (r < 0) {
+			write_failed(rl, path, r);
+			continue;
+		}
+		log_change(path, &own, want, "");
+		count_widened(rl, level);
+	}
+}
+
+/* --- CFS quotas ------------------------------------------------------------------- */
+
+/* The positive limits of path i's direct children (the walk is depth-first:
+ * its subtree follows it). Returns how many, at most QUOTA_MAX_CHILDREN. */
+static size_t child_limits(struct release *rl, size_t i, int64_t *q, uint64_t *p)
+{
+	size_t len = strlen(rl->paths[i]), k = 0;
+
+	for (size_t j = i + 1; j < rl->n && k < QUOTA_MAX_CHILDREN; j++) {
+		const char *c = rl->paths[j];
+
+		if (strncmp(c, rl->paths[i], len) != 0 || c[len] != '/')
+			break;		/* past the subtree */
+		if (strchr(c + len + 1, '/'))
+			continue;	/* a grandchild */
+		if (cgfs_read_cpu_quota(rl->cg, c, &q[k], &p[k]) == 0 && q[k] > 0)
+			k++;
+	}
+	return k;
+}
+
+static void quota_failed(struct release *rl, const char *path, const char *what, int r)
+{
+	rl->quota_failed++;
+	rl->failed = true;
+	log_error("release: %s: %s the CFS quota failed: %s", path, what, strerror(-r));
+}
+
+/* One cgroup's saved limit back (controller_quota.c put it there). */
+static void quota_one(struct release *rl, size_t i)
+{
+	const char *path = rl->paths[i];
+	int64_t sq, q, cq[QUOTA_MAX_CHILDREN], want;
+	uint64_t sp, p, cp[QUOTA_MAX_CHILDREN];
+	int r = cgfs_quota_saved_read(rl->cg, path, &sq, &sp);
+
+	if (r == -ENODATA || r == -ENOENT || r == -EOPNOTSUPP)
+		return;		/* not lifted by us, gone, or no xattrs (nothing saved) */
+	if (r == -EINVAL) {
+		log_warn("release: %s: %s is not a limit cpusetd saved; removed", path,
+			 CGFS_QUOTA_XATTR);
+		cgfs_quota_saved_clear(rl->cg, path);
+		return;
+	}
+	if (r == 0)
+		r = cgfs_read_cpu_quota(rl->cg, path, &q, &p);
+	if (r < 0) {
+		if (r != -ENOENT)
+			quota_failed(rl, path, "reading", r);
+		return;
+	}
+	if (q > 0) {	/* its runtime or kubelet wrote a limit since: that one stands */
+		cgfs_quota_saved_clear(rl->cg, path);
+		rl->marks++;
+		return;
+	}
+	/* Never below its children's (v1 refuses a parent under a child). */
+	want = quota_pod_restore_us(sq, sp, p, cq, cp, child_limits(rl, i, cq, cp));
+	r = want > 0 ? cgfs_write_cpu_quota(rl->cg, path, want, p) : (int)want;
+	if (r == 0)
+		r = cgfs_quota_saved_clear(rl->cg, path);
+	if (r == -ENOENT)
+		return;
+	if (r < 0) {
+		quota_failed(rl, path, "restoring", r);
+		return;
+	}
+	rl->quotas++;
+	log_info("release: %s: CFS quota %" PRId64 "/%" PRIu64 " us restored", path, want, p);
+}
+
+/* Containers before their pods (bottom-up): on v1 a child's limit may not
+ * exceed its parent's, and the parent has none until it gets its own. */
+static void restore_quotas(struct release *rl)
+{
+	if (!cgfs_mounts(rl->cg)->cpu_mnt[0])
+		return;
+	for (size_t i = rl->n; i-- > 0;)
+		quota_one(rl, i);
+}
+
+/* --- host isolation ---------------------------------------------------------------- */
+
+static void restore_isolation(struct release *rl)
+{
+	const struct cpusetd_config *cfg = rl->cfg;
+	struct host_opts o = { .cg = rl->cg, .state_dir = cfg->state_dir, .proc = "/proc",
+			       .sys = "/sys" };
+	char skip[sizeof(cfg->isolate_host_skip)], path[PATH_MAX + 32], *save = NULL;
+	struct host_pass pass;
+	struct host *h;
+	struct stat st;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", cfg->state_dir, HOST_STATE_FILE);
+	if (lstat(path, &st) < 0) {
+		rl->iso = "nothing recorded";
+		return;
+	}
+	snprintf(skip, sizeof(skip), "%s", cfg->isolate_host_skip);
+	for (char *t = strtok_r(skip, ",", &save); t && o.n_skip < HOST_MAX_SKIP;
+	     t = strtok_r(NULL, ",", &save))
+		o.skip[o.n_skip++] = t;
+	r = host_new(&o, &h);	/* a file that is not ours: refused and logged there */
+	if (r < 0) {
+		rl->failed = true;
+		rl->iso = "its state file was refused and kept";
+		if (r != -EPERM)
+			log_error("release: isolation: %s: %s", path, strerror(-r));
+		return;
+	}
+	r = host_restore(h, rl->root, &rl->topo->online, &pass);
+	rl->iso_restored = pass.restored;
+	if (r < 0 || host_pending(h) || lstat(path, &st) == 0) {
+		rl->failed = true;
+		rl->iso = "not all given back; its state file is kept";
+		log_error("release: isolation: %u given back, %u refused; %s is kept with what "
+			  "is left (README \"Host isolation\" says how to give it back by hand)",
+			  pass.restored, pass.refused, path);
+	} else {
+		rl->iso = "given back, its state file removed";
+	}
+	host_free(h);
+}
+
+/* --- the pins ------------------------------------------------------------------------ */
+
+/* Removes what is in the directory open as dfd (closed), depth first.
+ * Counts the removed files into *n. Returns 0 or the first -errno. */
+static int remove_tree(int dfd, unsigned *n)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d) {
+		close(dfd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		int sub, e;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0) {
+			(*n)++;
+			continue;
+		}
+		if (errno != EISDIR && errno != EPERM) {
+			r = r ? r : -errno;
+			continue;
+		}
+		sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		e = sub < 0 ? -errno : remove_tree(sub, n);
+		if (e == 0 && unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0)
+			e = -errno;
+		if (e < 0 && !r)
+			r = e;
+	}
+	closedir(d);
+	return r;
+}
+
+/* The pinned maps are ours, and nothing uses them once the daemon is
+ * gone. Only on a bpffs: a pin_dir set to anything else is left alone. */
+static void remove_pins(struct release *rl)
+{
+	const char *dir = rl->cfg->pin_dir;
+	struct statfs sf;
+	int fd, r;
+
+	if (!exists(dir))
+		return;
+	if (statfs(dir, &sf) < 0 || sf.f_type != BPF_FS_MAGIC) {
+		log_warn("release: %s is not on a bpffs: left alone", dir);
+		return;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	r = fd < 0 ? -errno : remove_tree(fd, &rl->pins);
+	if (r == 0 && rmdir(dir) < 0)
+		r = -errno;
+	if (r < 0) {
+		rl->failed = true;
+		log_error("release: cannot remove the pinned maps under %s: %s", dir, strerror(-r));
+	}
+}
+
+/* --- the run --------------------------------------------------------------------------- */
+
+static int open_node(struct release *rl)
+{
+	struct cgfs_mounts m;
+	int r;
+
+	r = cgfs_detect(NULL, NULL, &m);
+	if (r < 0) {
+		log_error("release: no cgroup hierarchy with the cpuset controller: %s", strerror(-r));
+		return r;
+	}
+	r = cgfs_open(&m, &rl->cg);
+	if (r < 0) {
+		log_error("release: cannot open %s: %s", m.cpuset_mnt, strerror(-r));
+		return r;
+	}
+	rl->v2 = m.cpuset_on_v2;
+	r = topo_read("/sys", &rl->topo);
+	if (r < 0) {
+		log_error("release: cannot read the CPU topology from /sys: %s", strerror(-r));
+		return r;
+	}
+	/* The daemon's root, as main.c finds it. */
+	if (rl->cfg->kubepods_root[0]) {
+		uint64_t id;
+
+		if (cgfs_cgroup_id(rl->cg, rl->cfg->kubepods_root, &id) == 0)
+			snprintf(rl->root, sizeof(rl->root), "%s", rl->cfg->kubepods_root);
+	} else if (cgfs_find_kubepods_root(rl->cg, rl->root, sizeof(rl->root)) < 0) {
+		rl->root[0] = '\0';
+	}
+	return 0;
+}
+
+/* cpusets and quotas under the kubepods root. */
+static void release_tree(struct release *rl)
+{
+	int r;
+
+	if (!rl->root[0]) {
+		log_info("release: no kubepods root: no container cgroup to give back");
+		return;
+	}
+	rl->kept = strmap_new();
+	r = rl->kept ? cgfs_walk(rl->cg, rl->root, collect, rl) : -ENOMEM;
+	if (r < 0) {
+		log_error("release: cannot read the tree under %s: %s", rl->root, strerror(-r));
+		rl->failed = true;
+		return;
+	}
+	if (classify(rl) < 0)
+		rl->failed = true;
+	else if (rl->v2)
+		widen_v2(rl);
+	else
+		widen_v1(rl);
+	restore_quotas(rl);
+}
+
+static void summary(const struct release *rl)
+{
+	bool any = rl->slices || rl->pods || rl->containers || rl->pinned || rl->quotas ||
+		   rl->marks || rl->iso_restored || rl->pins;
+
+	if (!any && !rl->failed) {
+		log_notice("release: nothing to give back (%u exclusive container%s keep%s its CPUs "
+			   "until it ends)", rl->kept_n, rl->kept_n == 1 ? "" : "s",
+			   rl->kept_n == 1 ? "s" : "");
+		return;
+	}
+	log_msg(rl->failed ? LOG_ERR : LOG_NOTICE,
+		"release%s: given every CPU: %u QoS slices, %u pods, %u containers; exclusive "
+		"containers keeping their CPUs until they end: %u%s; CFS quotas restored: %u "
+		"(stale marks dropped: %u); host isolation: %s (%u things given back); pinned "
+		"maps removed: %u", rl->failed ? " (not all of it)" : "", rl->slices, rl->pods,
+		rl->containers, rl->kept_n, rl->pinned ? " (their sets made their own first)" : "",
+		rl->quotas, rl->marks, rl->iso, rl->iso_restored, rl->pins);
+}
+
+int release_run(const struct cpusetd_config *cfg)
+{
+	struct instance_lock l = { .state_fd = -1, .pin_fd = -1 };
+	struct release rl = { .cfg = cfg, .iso = "nothing recorded" };
+	int code = lock(cfg, &l);
+
+	if (code)
+		return code;
+	if (open_node(&rl) < 0) {
+		rl.failed = true;
+	} else {
+		release_tree(&rl);
+		if (exists(cfg->state_dir))
+			restore_isolation(&rl);
+	}
+	remove_pins(&rl);
+	summary(&rl);
+	for (size_t i = 0; i < rl.n; i++)
+		free(rl.paths[i]);
+	free(rl.paths);
+	strmap_free(rl.kept);
+	topo_free(rl.topo);
+	cgfs_free(rl.cg);
+	instance_lock_release(&l);
+	return rl.failed ? RELEASE_PARTIAL : RELEASE_DONE;
+}
