@@ -562,9 +562,8 @@ static void summary(const struct release *rl)
 		   rl->marks || rl->iso_restored || rl->pins;
 
 	if (!any && !rl->failed) {
-		log_notice("release: nothing to give back (%u exclusive container%s keep%s its CPUs "
-			   "until it ends)", rl->kept_n, rl->kept_n == 1 ? "" : "s",
-			   rl->kept_n == 1 ? "s" : "");
+		log_notice("release: nothing to give back (exclusive containers keeping their CPUs "
+			   "until they end: %u)", rl->kept_n);
 		return;
 	}
 	log_msg(rl->failed ? LOG_ERR : LOG_NOTICE,
