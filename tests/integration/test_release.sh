@@ -189,6 +189,12 @@ check "--release while the daemon runs: exit 2" test "$RC" = 2
 check "... naming the daemon's pid" said "a running cpusetd (pid $IT_DAEMON) holds"
 check "... and nothing changed" eval 'ccpus_is burstable s1 app 0 && podq_is a1 -1 && test -d "$IT_PIN"'
 daemon_kill9
+snap >"$IT_WORK/before-dry"
+release --dry-run
+check "--release --dry-run: exit 0, says what it would do" \
+	eval '[ "$RC" = 0 ] && said "release (dry run, nothing written): given every CPU: 0 QoS slices, 0 pods, 3 containers"'
+check "... and writes nothing (cpusets, quotas, marks, pins)" \
+	eval 'snap | cmp -s - "$IT_WORK/before-dry" && marks a1 && test -d "$IT_PIN"'
 release
 check "--release after kill -9: exit 0" test "$RC" = 0
 check "annotated a1/app keeps CPU 1" allowed_is a1 app 1

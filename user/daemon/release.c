@@ -171,15 +171,36 @@ static void count_widened(struct release *rl, enum cgfs_level level)
 		rl->containers++;
 }
 
-static void log_change(const char *path, const struct cpumask *was, const struct cpumask *now,
-		       const char *why)
+static bool dry(const struct release *rl)
+{
+	return rl->cfg->dry_run;
+}
+
+static void log_change(const struct release *rl, const char *path, const struct cpumask *was,
+		       const struct cpumask *now, const char *why)
 {
 	char a[CPULIST_MAX], b[CPULIST_MAX];
 
 	cpulist_format(was, a, sizeof(a));
 	cpulist_format(now, b, sizeof(b));
-	log_info("release: %s cpus %s -> %s%s", path, a[0] ? a : "\"\"",
-		 b[0] ? b : "\"\" (inherit)", why);
+	log_info("release%s: %s cpus %s -> %s%s", dry(rl) ? " (dry run, not written)" : "", path,
+		 a[0] ? a : "\"\"", b[0] ? b : "\"\" (inherit)", why);
+}
+
+/* One cpuset.cpus write: v2 exactly m (cgfs_write_cpus_planned), v1
+ * without touching an ancestor. A dry run writes nothing. 0 or -errno. */
+static int write_cpus(struct release *rl, const char *path, const struct cpumask *m)
+{
+	int fd = -1, r;
+
+	if (dry(rl))
+		return 0;
+	if (!rl->v2)
+		return cgfs_write_cpuset(rl->cg, path, path, CGFS_CPUS, m);
+	r = cgfs_write_cpus_planned(rl->cg, path, m, &fd);
+	if (fd >= 0)
+		close(fd);
+	return r;
 }
 
 static void write_failed(struct release *rl, const char *path, int r)
@@ -224,14 +245,14 @@ static void widen_v1(struct release *rl)
 		if (r == 0 && cpumask_equal(&own, &want))
 			continue;
 		if (r == 0)
-			r = cgfs_write_cpuset(rl->cg, path, path, CGFS_CPUS, &want);
+			r = write_cpus(rl, path, &want);
 		if (r == -ENOENT)
 			continue;	/* gone meanwhile */
 		if (r < 0) {
 			write_failed(rl, path, r);
 			continue;
 		}
-		log_change(path, &own, &want, "");
+		log_change(rl, path, &own, &want, "");
 		count_widened(rl, level);
 	}
 }
@@ -244,7 +265,7 @@ static void pin_kept_v2(struct release *rl)
 	for (size_t i = 1; i < rl->n; i++) {
 		const char *path = rl->paths[i];
 		struct cpumask own, eff;
-		int fd = -1, r;
+		int r;
 
 		if (!strmap_get(rl->kept, path))
 			continue;
@@ -255,16 +276,14 @@ static void pin_kept_v2(struct release *rl)
 		if (r == 0 && cpumask_equal(&own, &eff))
 			continue;
 		if (r == 0)
-			r = cgfs_write_cpus_planned(rl->cg, path, &eff, &fd);
-		if (fd >= 0)
-			close(fd);
+			r = write_cpus(rl, path, &eff);
 		if (r == -ENOENT)
 			continue;
 		if (r < 0) {
 			write_failed(rl, path, r);
 			continue;
 		}
-		log_change(path, &own, &eff, " (an exclusive container keeps its CPUs)");
+		log_change(rl, path, &own, &eff, " (an exclusive container keeps its CPUs)");
 		rl->pinned++;
 	}
 }
@@ -283,7 +302,7 @@ static void widen_v2(struct release *rl)
 		enum cgfs_level level = level_of(rl, path);
 		struct cpumask own;
 		const struct cpumask *want = &none;
-		int fd = -1, r;
+		int r;
 
 		if (level == CGFS_LEVEL_NONE || level == CGFS_LEVEL_ROOT || strmap_get(rl->kept, path))
 			continue;
@@ -291,20 +310,18 @@ static void widen_v2(struct release *rl)
 		if (r == 0 && (cpumask_empty(&own) || cpumask_subset(&rl->topo->online, &own)))
 			continue;	/* inherits already */
 		if (r == 0)
-			r = cgfs_write_cpus_planned(rl->cg, path, want, &fd);
+			r = write_cpus(rl, path, want);
 		if (r == -ENOSPC) {	/* validate_change: a cgroup with tasks keeps a set */
 			want = &rl->topo->online;
-			r = cgfs_write_cpus_planned(rl->cg, path, want, &fd);
+			r = write_cpus(rl, path, want);
 		}
-		if (fd >= 0)
-			close(fd);
 		if (r == -ENOENT)
 			continue;
 		if (r < 0) {
 			write_failed(rl, path, r);
 			continue;
 		}
-		log_change(path, &own, want, "");
+		log_change(rl, path, &own, want, "");
 		count_widened(rl, level);
 	}
 }
@@ -348,9 +365,10 @@ static void quota_one(struct release *rl, size_t i)
 	if (r == -ENODATA || r == -ENOENT || r == -EOPNOTSUPP)
 		return;		/* not lifted by us, gone, or no xattrs (nothing saved) */
 	if (r == -EINVAL) {
-		log_warn("release: %s: %s is not a limit cpusetd saved; removed", path,
-			 CGFS_QUOTA_XATTR);
-		cgfs_quota_saved_clear(rl->cg, path);
+		log_warn("release: %s: %s is not a limit cpusetd saved; %s", path,
+			 CGFS_QUOTA_XATTR, dry(rl) ? "left (dry run)" : "removed");
+		if (!dry(rl))
+			cgfs_quota_saved_clear(rl->cg, path);
 		return;
 	}
 	if (r == 0)
@@ -361,14 +379,17 @@ static void quota_one(struct release *rl, size_t i)
 		return;
 	}
 	if (q > 0) {	/* its runtime or kubelet wrote a limit since: that one stands */
-		cgfs_quota_saved_clear(rl->cg, path);
+		if (!dry(rl))
+			cgfs_quota_saved_clear(rl->cg, path);
 		rl->marks++;
 		return;
 	}
 	/* Never below its children's (v1 refuses a parent under a child). */
 	want = quota_pod_restore_us(sq, sp, p, cq, cp, child_limits(rl, i, cq, cp));
-	r = want > 0 ? cgfs_write_cpu_quota(rl->cg, path, want, p) : (int)want;
-	if (r == 0)
+	r = want > 0 ? 0 : (int)want;
+	if (r == 0 && !dry(rl))
+		r = cgfs_write_cpu_quota(rl->cg, path, want, p);
+	if (r == 0 && !dry(rl))
 		r = cgfs_quota_saved_clear(rl->cg, path);
 	if (r == -ENOENT)
 		return;
@@ -377,7 +398,8 @@ static void quota_one(struct release *rl, size_t i)
 		return;
 	}
 	rl->quotas++;
-	log_info("release: %s: CFS quota %" PRId64 "/%" PRIu64 " us restored", path, want, p);
+	log_info("release%s: %s: CFS quota %" PRId64 "/%" PRIu64 " us restored",
+		 dry(rl) ? " (dry run, not written)" : "", path, want, p);
 }
 
 /* Containers before their pods (bottom-up): on v1 a child's limit may not
@@ -396,7 +418,7 @@ static void restore_isolation(struct release *rl)
 {
 	const struct cpusetd_config *cfg = rl->cfg;
 	struct host_opts o = { .cg = rl->cg, .state_dir = cfg->state_dir, .proc = "/proc",
-			       .sys = "/sys" };
+			       .sys = "/sys", .dry_run = cfg->dry_run };
 	char skip[sizeof(cfg->isolate_host_skip)], path[PATH_MAX + 32], *save = NULL;
 	struct host_pass pass;
 	struct host *h;
@@ -422,7 +444,9 @@ static void restore_isolation(struct release *rl)
 	}
 	r = host_restore(h, rl->root, &rl->topo->online, &pass);
 	rl->iso_restored = pass.restored;
-	if (r < 0 || host_pending(h) || lstat(path, &st) == 0) {
+	if (dry(rl)) {		/* logged by host_restore: what it would write */
+		rl->iso = "dry run, what would be given back is logged";
+	} else if (r < 0 || host_pending(h) || lstat(path, &st) == 0) {
 		rl->failed = true;
 		rl->iso = "not all given back; its state file is kept";
 		log_error("release: isolation: %u given back, %u refused; %s is kept with what "
@@ -484,6 +508,10 @@ static void remove_pins(struct release *rl)
 		return;
 	if (statfs(dir, &sf) < 0 || sf.f_type != BPF_FS_MAGIC) {
 		log_warn("release: %s is not on a bpffs: left alone", dir);
+		return;
+	}
+	if (dry(rl)) {
+		log_info("release (dry run): would remove the pinned maps under %s", dir);
 		return;
 	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -567,10 +595,11 @@ static void summary(const struct release *rl)
 		return;
 	}
 	log_msg(rl->failed ? LOG_ERR : LOG_NOTICE,
-		"release%s: given every CPU: %u QoS slices, %u pods, %u containers; exclusive "
+		"release%s%s: given every CPU: %u QoS slices, %u pods, %u containers; exclusive "
 		"containers keeping their CPUs until they end: %u%s; CFS quotas restored: %u "
 		"(stale marks dropped: %u); host isolation: %s (%u things given back); pinned "
-		"maps removed: %u", rl->failed ? " (not all of it)" : "", rl->slices, rl->pods,
+		"maps removed: %u", dry(rl) ? " (dry run, nothing written)" : "",
+		rl->failed ? " (not all of it)" : "", rl->slices, rl->pods,
 		rl->containers, rl->kept_n, rl->pinned ? " (their sets made their own first)" : "",
 		rl->quotas, rl->marks, rl->iso, rl->iso_restored, rl->pins);
 }

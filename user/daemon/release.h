@@ -27,7 +27,9 @@
  *     reads them once the daemon is gone, and a later daemon makes new
  *     ones.
  * Idempotent: what already has its set is not written, so a second run,
- * or a run on a node where cpusetd never ran, changes nothing.
+ * or a run on a node where cpusetd never ran, changes nothing. With
+ * dry_run it logs what it would give back and writes nothing (the lock
+ * is still taken).
  */
 #ifndef CPUSETD_RELEASE_H
 #define CPUSETD_RELEASE_H
