@@ -27,6 +27,8 @@ done
 
 W=$(mktemp -d /tmp/cpusetd-deb.XXXXXX)
 STATE=/run/cpusetd
+CPUSET=$IT_CPUSET
+HOSTCG=/cpusetd-debtest-$$	# a host cgroup the release gives back (isolate_host_skip: none)
 PINS=/sys/fs/bpf/cpusetd
 PROMDIR=/var/lib/prometheus/node-exporter
 PROM=$PROMDIR/cpusetd.prom
@@ -53,6 +55,7 @@ cleanup() {
 		rm -f "$PROM"
 	fi
 	[ -n "$MADE_PROMDIR" ] && rmdir "$PROMDIR" 2>/dev/null
+	rmdir "$CPUSET$HOSTCG" 2>/dev/null
 	rm -f "${DEBS[@]}"
 	rm -rf "$W"
 }
@@ -212,9 +215,52 @@ check "upgrade: no .dpkg-new/.dpkg-dist/.dpkg-old beside it" \
 	test "$(find /etc/cpusetd -mindepth 1)" = /etc/cpusetd/cpusetd.conf
 check "upgrade: still enabled" test -L "$WANTS"
 
-# --- remove ---
+# --- remove: prerm runs cpusetd --release ---
+# What a crashed daemon with host isolation left: a host cgroup narrowed
+# to CPU 0, its original (0-1) in isolation.state, and a pinned map.
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+crashed_state() {
+	mkdir -p "$STATE" "$PINS/v3"
+	mkdir -p "$CPUSET$HOSTCG"
+	echo 0-1 >"$CPUSET$HOSTCG/cpuset.cpus"
+	cat "$CPUSET/cpuset.mems" >"$CPUSET$HOSTCG/cpuset.mems"
+	echo 0 >"$CPUSET$HOSTCG/cpuset.cpus"
+	printf 'cgroup 0-1 0 %s\n' "$HOSTCG" >"$STATE/isolation.state"
+	chmod 0600 "$STATE/isolation.state"
+	[ -e "$PINS/v3/test_map" ] ||
+		bpftool map create "$PINS/v3/test_map" type array key 4 value 4 entries 1 name test_deb
+}
+# A cpusetd started by hand holds the lock: prerm gives nothing back and
+# says so; the remove goes on.
+crashed_state
+check "remove setup: isolation.state, the narrowed host cgroup, a pinned map" \
+	bash -c "test -s $STATE/isolation.state && [ \$(cat $CPUSET$HOSTCG/cpuset.cpus) = 0 ] && test -e $PINS/v3/test_map"
+python3 -c '
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+open(sys.argv[2], "w").close()
+time.sleep(600)' "$STATE/cpusetd.lock" "$W/held-state" &
+HOLDER=$!
+check "remove setup: the instance lock is held" wait_for 10 test -e "$W/held-state"
+apt_get remove cpusetd >"$W/remove-held.log" 2>&1
+check "remove with a cpusetd running by hand: exit 0" test $? -eq 0
+check "... prerm says nothing was given back" grep -q "still runs: nothing was given back" "$W/remove-held.log"
+check "... and gave nothing back" \
+	bash -c "test -s $STATE/isolation.state && [ \$(cat $CPUSET$HOSTCG/cpuset.cpus) = 0 ] && test -e $PINS/v3/test_map"
+kill "$HOLDER"
+wait "$HOLDER" 2>/dev/null
+HOLDER=
+apt_get install "$(realpath "$DEB2")" >"$W/install3.log" 2>&1
+check "installed again ($V2): exit 0" test $? -eq 0
 apt_get remove cpusetd >"$W/remove.log" 2>&1
 check "remove: exit 0" test $? -eq 0
+sed -n 's/^.*cpusetd: \(notice\|error\): /#   /p' "$W/remove.log"
+check "remove: prerm's cpusetd --release gave host isolation back (host cgroup 0-1)" \
+	test "$(cat "$CPUSET$HOSTCG/cpuset.cpus")" = 0-1
+check "remove: ... and removed isolation.state" test ! -e "$STATE/isolation.state"
+check "remove: ... and the pinned maps" test ! -e "$PINS"
+check "remove: ... and said so" grep -q "release: .*host isolation: given back, its state file removed" "$W/remove.log"
 check "remove: dpkg says config-files (rc)" test "$(pkg_status)" = rc
 for f in /usr/sbin/cpusetd /usr/sbin/cpusetctl /lib/systemd/system/cpusetd.service \
 	/usr/share/man/man8/cpusetd.8.gz; do
@@ -256,6 +302,27 @@ kill "$HOLDER"
 wait "$HOLDER" 2>/dev/null
 HOLDER=
 rm -rf "$PINS"
+
+# --- purge of an installed package whose release cannot give back ---
+# prerm's release refuses an isolation.state that is not its own (here
+# group-writable); postrm purge must then keep it, and say where.
+apt_get install "$(realpath "$DEB2")" >"$W/install4.log" 2>&1
+check "installed again ($V2): exit 0" test $? -eq 0
+crashed_state
+chmod 0660 "$STATE/isolation.state"
+echo '{"daemon":{"state":"stopped"}}' >"$STATE/status.json"
+apt_get purge cpusetd >"$W/purge2.log" 2>&1
+check "purge, release refused: exit 0" test $? -eq 0
+sed -n 's/^.*cpusetd: \(notice\|error\): /#   /p' "$W/purge2.log"
+check "... prerm's release said it could not give back everything" \
+	grep -q "could not give back everything" "$W/purge2.log"
+check "... isolation.state is kept, and nothing was restored from it" \
+	bash -c "test -s $STATE/isolation.state && [ \$(cat $CPUSET$HOSTCG/cpuset.cpus) = 0 ]"
+check "... the rest of the state directory is gone" \
+	test "$(find "$STATE" -mindepth 1)" = "$STATE/isolation.state"
+check "... and purge says where it is" grep -q "$STATE/isolation.state was never given back: kept" "$W/purge2.log"
+check "... the package is gone" bash -c "st=\$(dpkg-query -W -f='\${db:Status-Abbrev}' cpusetd 2>/dev/null | tr -d ' '); [ -z \"\$st\" ] || [ \"\$st\" = un ]"
+rm -rf "$STATE" "$PINS"
 OURS=
 
 it_done

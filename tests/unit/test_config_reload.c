@@ -80,6 +80,8 @@ static int teardown(void **state)
 static void test_parse_errors(void **state)
 {
 	static const char *const bad_opt[] = { "--bogus", NULL }, *const check[] = { "--check-config", NULL };
+	static const char *const release[] = { "--release", NULL };
+	static const char *const both[] = { "--release", "--check-config", NULL };
 	struct cpusetd_config c;
 	char err[CONFIG_ERR_MAX];
 
@@ -113,6 +115,18 @@ static void test_parse_errors(void **state)
 	assert_int_equal(c.policy.on_error, POLICY_ON_ERROR_SHARED);
 	assert_int_equal(parse(&c, NULL, err, sizeof(err)), 0);
 	assert_false(c.check_config);
+	/* --release too: a mode, one at a time */
+	write_file(ini, "release = true\n");
+	assert_int_equal(parse(&c, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "unknown key 'release'"));
+	write_file(ini, "");
+	assert_int_equal(parse(&c, release, err, sizeof(err)), 0);
+	assert_true(c.release);
+	assert_false(c.check_config);
+	assert_int_equal(parse(&c, both, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "--check-config and --release: one at a time");
+	assert_int_equal(parse(&c, NULL, err, sizeof(err)), 0);
+	assert_false(c.release);
 }
 
 /* Every key's value, as config_key_value gives it. */

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "user/base/files.h"
@@ -216,6 +218,86 @@ static void test_state_file(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+/* Writes a state file that, believed, would give "/x" back CPU 0. */
+static void plant(const char *path, mode_t mode)
+{
+	static const char text[] = "cgroup 0 0-1 /x\n";
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* The file is refused: no handle, and it stays as it was. */
+static void assert_refused(struct fx *f, const char *path)
+{
+	struct host *h2 = (struct host *)1;
+	struct stat before, after;
+
+	assert_int_equal(lstat(path, &before), 0);
+	assert_int_equal(host_new(&f->o, &h2), -EPERM);
+	assert_null(h2);
+	assert_int_equal(lstat(path, &after), 0);
+	assert_int_equal(before.st_ino, after.st_ino);
+	assert_int_equal(before.st_mode, after.st_mode);
+	assert_int_equal(before.st_size, after.st_size);
+}
+
+/*
+ * L5: isolation.state drives root writes, so only a file cpusetd wrote
+ * is believed: a symlink, a FIFO, a group- or other-writable file, a
+ * file with a second link and another user's file are each refused
+ * (-EPERM, logged), nothing is loaded, and the file is left as it is.
+ * The file the daemon writes itself (0600, ours) is read.
+ */
+static void test_state_file_refused(void **state)
+{
+	struct fx *f = *state;
+	char path[128], other[128];
+	struct host *h2;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, HOST_STATE_FILE);
+	snprintf(other, sizeof(other), "%s/other", f->dir);
+
+	plant(path, 0600);	/* the good case first: it is read */
+	assert_int_equal(host_new(&f->o, &h2), 0);
+	assert_non_null(host_rec_get(h2, HOST_CGROUP, "/x"));
+	host_free(h2);
+
+	plant(path, 0620);	/* group-writable */
+	assert_refused(f, path);
+	plant(path, 0602);	/* other-writable */
+	assert_refused(f, path);
+
+	plant(other, 0600);	/* a symlink to a good-looking file */
+	unlink(path);
+	assert_int_equal(symlink(other, path), 0);
+	assert_refused(f, path);
+	unlink(path);
+
+	assert_int_equal(link(other, path), 0);	/* a second link */
+	assert_refused(f, path);
+	unlink(path);
+	unlink(other);
+
+	assert_int_equal(mkfifo(path, 0600), 0);	/* not a regular file; never blocks */
+	assert_refused(f, path);
+	unlink(path);
+
+	if (geteuid() == 0) {	/* another user's file */
+		plant(path, 0600);
+		fd = open(path, O_RDONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(fchown(fd, 1, 1), 0);
+		close(fd);
+		assert_refused(f, path);
+	}
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_skip),
 		cmocka_unit_test_setup_teardown(test_rule, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_file_refused, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("host", tests, NULL, NULL);

@@ -33,16 +33,100 @@ int files_open_regular(const char *path, off_t *size_ret)
 	return fd;
 }
 
-int files_read(const char *path, size_t max, char **ret, size_t *ret_len)
+int files_open_private(const char *path, uid_t owner, struct stat *st_ret)
+{
+	struct stat st = { 0 };
+	int fd, r = 0;
+
+	if (st_ret)
+		*st_ret = st;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (!S_ISREG(st.st_mode))
+		r = -EINVAL;
+	else if (st.st_uid != owner)
+		r = -EPERM;
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		r = -EACCES;
+	else if (st.st_nlink != 1)
+		r = -EMLINK;
+	if (st_ret)
+		*st_ret = st;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int files_check_private_dir(const char *dir, uid_t owner, struct stat *st_ret)
+{
+	struct stat st = { 0 };
+	int fd, r = 0;
+
+	/* O_PATH: a directory we may not read is still checked. */
+	fd = open(dir, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (S_ISLNK(st.st_mode))
+		r = -ELOOP;
+	else if (!S_ISDIR(st.st_mode))
+		r = -ENOTDIR;
+	else if (st.st_uid != owner)
+		r = -EPERM;
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		r = -EACCES;
+	close(fd);
+	if (st_ret)
+		*st_ret = st;
+	return r;
+}
+
+const char *files_refused_why(int err, const struct stat *st, uid_t owner, char *buf,
+			      size_t len)
+{
+	switch (err) {
+	case -ELOOP:
+		snprintf(buf, len, "a symbolic link");
+		break;
+	case -EINVAL:
+		snprintf(buf, len, "not a regular file");
+		break;
+	case -ENOTDIR:
+		snprintf(buf, len, "not a directory");
+		break;
+	case -EPERM:
+		snprintf(buf, len, "owned by uid %u, not %u", st ? (unsigned)st->st_uid : 0u,
+			 (unsigned)owner);
+		break;
+	case -EACCES:
+		snprintf(buf, len, "mode %04o: group or others may write it",
+			 st ? (unsigned)(st->st_mode & 07777) : 0u);
+		break;
+	case -EMLINK:
+		snprintf(buf, len, "%lu links (a hard link to another file)",
+			 st ? (unsigned long)st->st_nlink : 0ul);
+		break;
+	default:
+		snprintf(buf, len, "%s", strerror(-err));
+		break;
+	}
+	return buf;
+}
+
+/* Up to max bytes of the regular file open as fd, whose size is size;
+ * closes fd. files_read's returns. */
+static int read_fd(int fd, off_t size, size_t max, char **ret, size_t *ret_len)
 {
 	size_t cap, len = 0;
 	char *buf;
-	off_t size;
-	int fd, r = 0;
+	int r = 0;
 
-	fd = files_open_regular(path, &size);
-	if (fd < 0)
-		return fd;
 	if (size < 0 || (uint64_t)size > max) {
 		close(fd);
 		return -EFBIG;
@@ -92,6 +176,25 @@ int files_read(const char *path, size_t max, char **ret, size_t *ret_len)
 	*ret = buf;
 	*ret_len = len;
 	return 0;
+}
+
+int files_read(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	off_t size;
+	int fd = files_open_regular(path, &size);
+
+	return fd < 0 ? fd : read_fd(fd, size, max, ret, ret_len);
+}
+
+int files_read_private(const char *path, uid_t owner, size_t max, char **ret, size_t *ret_len,
+		       struct stat *st_ret)
+{
+	struct stat st;
+	int fd = files_open_private(path, owner, &st);
+
+	if (st_ret)
+		*st_ret = st;
+	return fd < 0 ? fd : read_fd(fd, st.st_size, max, ret, ret_len);
 }
 
 static int write_all(int fd, const char *text, size_t len)

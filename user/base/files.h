@@ -29,6 +29,7 @@
 #endif
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /*
@@ -40,6 +41,44 @@
  * directory, socket); -errno of open/fstat.
  */
 int files_open_regular(const char *path, off_t *size_ret);
+
+/*
+ * files_open_regular, for a file cpusetd wrote for itself and whose
+ * content drives privileged writes (host isolation's record): it must
+ * also be owned by owner (the daemon's euid), have no group or other
+ * write bit, and exactly one link (a hard link planted at the name is
+ * another file). *st_ret (may be NULL) gets its fstat, also when refused
+ * (for files_refused_why). Returns the fd (caller closes); -ENOENT;
+ * -ELOOP (a symlink); -EINVAL (not a regular file); -EPERM (another
+ * owner); -EACCES (group or others may write it); -EMLINK (more than one
+ * link); -errno of open/fstat.
+ */
+int files_open_private(const char *path, uid_t owner, struct stat *st_ret);
+
+/*
+ * A directory cpusetd keeps such files in (the state dir): dir itself,
+ * not a symlink (O_NOFOLLOW), a directory, owned by owner, with no group
+ * or other write bit. Its parents are not checked (see above: the
+ * configured path is the administrator's). *st_ret (may be NULL) gets its
+ * fstat. Returns 0; -ENOENT; -ELOOP; -ENOTDIR; -EPERM; -EACCES; -errno.
+ */
+int files_check_private_dir(const char *dir, uid_t owner, struct stat *st_ret);
+
+/*
+ * Why files_open_private or files_check_private_dir refused, in words for
+ * a log line ("owned by uid 1000, not 0", "mode 0664: group or others may
+ * write it", "2 links", "a symbolic link"), into buf[len]; st is what they
+ * gave (may be NULL for -ELOOP/-ENOENT). Returns buf. Cannot fail.
+ */
+const char *files_refused_why(int err, const struct stat *st, uid_t owner, char *buf,
+			      size_t len);
+
+/*
+ * files_read over files_open_private: the same checks, then the same
+ * read. Returns files_read's and files_open_private's values.
+ */
+int files_read_private(const char *path, uid_t owner, size_t max, char **ret, size_t *ret_len,
+		       struct stat *st_ret);
 
 /*
  * Reads the regular file at path (files_open_regular), at most max bytes.

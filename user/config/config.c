@@ -67,6 +67,7 @@ enum {
 	OPT_ISOLATE_HOST_RESCAN_MS,
 	OPT_EXCLUSIVE_CPU_QUOTA,
 	OPT_CHECK_CONFIG,
+	OPT_RELEASE,
 	OPT_EXPORT_CONTAINERS,
 	OPT_RUNQUEUE_WAIT_BUCKETS_US,
 };
@@ -113,6 +114,7 @@ static const struct option long_opts[] = {
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ "check-config",	no_argument,	   NULL, OPT_CHECK_CONFIG },
+	{ "release",		no_argument,	   NULL, OPT_RELEASE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -216,11 +218,19 @@ static void usage(void)
 	       "  --check-config           parse and check the settings as a start would,\n"
 	       "                           print them and exit: 0 valid, 1 not; touches\n"
 	       "                           nothing (no BPF, no cgroup write, no lock)\n"
+	       "  --release                give back what cpusetd changed and exit, with the\n"
+	       "                           daemon stopped: shared containers and the QoS\n"
+	       "                           slices and pods above them get every CPU again,\n"
+	       "                           lifted CFS quotas and host isolation come back,\n"
+	       "                           the pinned maps go; exclusive containers keep\n"
+	       "                           their CPUs until they end. Exit 0 done (or\n"
+	       "                           nothing to do), 1 not all of it, 2 a cpusetd runs\n"
 	       "  --version                print the version and git revision\n"
 	       "\n"
 	       "Examples:\n"
 	       "  cpusetd --config /etc/cpusetd/cpusetd.conf\n"
 	       "  cpusetd --dry-run --log-level debug\n"
+	       "  cpusetd --release --config /etc/cpusetd/cpusetd.conf\n"
 	       "  cpusetd --on-error shared --min-shared-cpus 2 \\\n"
 	       "          --bundle-path /run/containerd/io.containerd.runtime.v2.task/k8s.io/{id}/config.json\n",
 	       CONFIG_DEFAULT_FILE, CONFIG_MAX_BUNDLE_PATHS, MIN_SHARED_MAX,
@@ -585,7 +595,7 @@ static const struct option *ini_key_opt(const char *key)
 	for (const struct option *o = long_opts; o->name; o++)
 		if (strcmp(o->name, name) == 0)
 			return o->val == OPT_CONFIG || o->val == OPT_HELP || o->val == OPT_VERSION ||
-			       o->val == OPT_CHECK_CONFIG ? NULL : o;
+			       o->val == OPT_CHECK_CONFIG || o->val == OPT_RELEASE ? NULL : o;
 	return NULL;
 }
 
@@ -760,6 +770,10 @@ static int apply_argv(int argc, char **argv, struct loader *l)
 			l->cfg.check_config = true;
 			continue;
 		}
+		if (c == OPT_RELEASE) {		/* a mode too */
+			l->cfg.release = true;
+			continue;
+		}
 		if (apply(l, c, long_opts[idx].name, optarg, why, sizeof(why)) < 0) {
 			say(l, "--%s: %s", long_opts[idx].name, why);
 			return -EINVAL;
@@ -806,6 +820,10 @@ static int validate(struct loader *l)
 	if (k->align_by_socket && c->policy.alloc.align == NUMA_POLICY_SINGLE_NUMA_NODE) {
 		say(l, "align-by-socket cannot be used with "
 			"numa_topology_alignment_policy single-numa-node");
+		return -EINVAL;
+	}
+	if (c->check_config && c->release) {
+		say(l, "--check-config and --release: one at a time");
 		return -EINVAL;
 	}
 	/* One directory, two owners: a stray status.json could land in bpffs

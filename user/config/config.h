@@ -102,6 +102,9 @@ struct cpusetd_config {
 	unsigned n_rq_buckets;
 	/* --check-config: check, print, exit (main.c); never an INI key */
 	bool check_config;
+	/* --release: give back what cpusetd changed, exit (release.c); never
+	 * an INI key */
+	bool release;
 };
 
 /*
@@ -184,7 +187,7 @@ void config_print(const struct cpusetd_config *c, FILE *f);
 
 /*
  * Copies the settings of from whose reload is CONFIG_RELOAD_LIVE into to;
- * the others (CONFIG_RELOAD_RESTART) and config_file/check_config stay
+ * the others (CONFIG_RELOAD_RESTART) and config_file/check_config/release stay
  * as to has them. Cannot fail.
  */
 void config_merge_live(struct cpusetd_config *to, const struct cpusetd_config *from);

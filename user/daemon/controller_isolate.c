@@ -104,6 +104,8 @@ int controller_isolate_init(struct controller *c)
 	struct cpumask none;
 	int r;
 
+	if (cfg->release)
+		return 0;	/* --release gives it back itself (release.c) */
 	snprintf(path, sizeof(path), "%s/%s", cfg->state_dir, HOST_STATE_FILE);
 	if (!cfg->isolate_host && stat(path, &sb) < 0)
 		return 0;	/* off, and nothing of an earlier run to give back */
@@ -116,6 +118,10 @@ int controller_isolate_init(struct controller *c)
 	if (r < 0) {
 		free(c->iso);
 		c->iso = NULL;
+		if (r == -EPERM)	/* the state file was refused (logged by host_new) */
+			log_error("isolation: off for this run: %s/%s must go first (after its "
+				  "originals are given back by hand)", cfg->state_dir,
+				  HOST_STATE_FILE);
 		return r == -ENOMEM ? r : 0;
 	}
 	if (cfg->isolate_host)

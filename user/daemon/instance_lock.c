@@ -63,13 +63,21 @@ static int lock_state(const char *state_dir, int *ret, pid_t *holder)
 	if (snprintf(path, sizeof(path), "%s/%s", state_dir, INSTANCE_LOCK_FILE) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	/* No O_TRUNC: the holder's PID stays until we own the lock. */
+	/* No O_TRUNC: the holder's PID stays until we own the lock.
+	 * O_NOFOLLOW: a symlink planted at the name is refused (ELOOP), so
+	 * O_CREAT never makes or opens a file elsewhere. */
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	/* A FIFO or device planted at the name is not a lock file. */
+	/* We write our PID into it: only a file that is ours. A FIFO or
+	 * device planted at the name is not a lock file, nor a hard link to
+	 * another file (it would get our PID), nor another user's file. */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		r = -EINVAL;
+	else if (st.st_nlink != 1)
+		r = -EMLINK;
+	else if (st.st_uid != geteuid())
+		r = -EPERM;
 	else
 		r = lock_fd(fd, holder);
 	if (r == 0) {
@@ -112,7 +120,7 @@ int instance_lock_take(const char *state_dir, const char *pin_dir, struct instan
 
 	*holder = 0;
 	*what = state_dir;
-	r = lock_state(state_dir, &l.state_fd, holder);
+	r = state_dir[0] ? lock_state(state_dir, &l.state_fd, holder) : 0;
 	if (r == 0 && pin_dir[0]) {
 		*what = pin_dir;
 		r = lock_pin_dir(pin_dir, &l.pin_fd, holder);
@@ -132,4 +140,20 @@ void instance_lock_release(struct instance_lock *l)
 	if (l->pin_fd >= 0)
 		close(l->pin_fd);
 	l->state_fd = l->pin_fd = -1;
+}
+
+const char *instance_lock_why(int err)
+{
+	switch (err) {
+	case -ELOOP:
+		return INSTANCE_LOCK_FILE " is a symbolic link";
+	case -EINVAL:
+		return INSTANCE_LOCK_FILE " is not a regular file";
+	case -EMLINK:
+		return INSTANCE_LOCK_FILE " has more than one link (a hard link to another file)";
+	case -EPERM:
+		return INSTANCE_LOCK_FILE " is not owned by cpusetd's user";
+	default:
+		return strerror(-err);
+	}
 }

@@ -27,16 +27,24 @@ struct instance_lock {
 };
 
 /*
- * Takes the lock on state_dir (must exist) and on pin_dir (created 0700
- * when missing; "" = none). On success *ret holds both descriptors
- * (close-on-exec) and the lock file holds our PID.
+ * Takes the lock on state_dir (must exist; "" = none, for --release on a
+ * node without one) and on pin_dir (created 0700 when missing; "" =
+ * none). The lock file is opened O_NOFOLLOW and must be ours: a regular
+ * file, one link, owned by the euid. On success *ret holds both
+ * descriptors (close-on-exec) and the lock file holds our PID.
  * Returns 0; -EWOULDBLOCK when another process holds either lock, with
  * *holder its PID (0 when /proc/locks does not say) and *what the path
- * it holds; -EINVAL when the lock file is not a regular file (a FIFO
- * planted there); -errno of open/mkdir/flock otherwise (*what: the path).
+ * it holds; for the lock file (*what: state_dir): -ELOOP a symlink,
+ * -EINVAL not a regular file (a FIFO planted there), -EMLINK more than
+ * one link, -EPERM another owner; -errno of open/mkdir/flock otherwise
+ * (*what: the path).
  */
 int instance_lock_take(const char *state_dir, const char *pin_dir, struct instance_lock *ret,
 		       pid_t *holder, const char **what);
+
+/* Words for instance_lock_take's error err ("cpusetd.lock is a symbolic
+ * link", else strerror). Static text; cannot fail. */
+const char *instance_lock_why(int err);
 
 /* Releases both locks (closes the descriptors that are not -1); both are
  * -1 after. Cannot fail. */

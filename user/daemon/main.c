@@ -12,7 +12,8 @@
  * whole as a start would, refused as a whole when anything is wrong; of
  * a good one the keys that can change live are applied, those that need
  * a restart are named; then the full resync SIGHUP always did.
- * --check-config parses and checks the same way and stops there.
+ * --check-config parses and checks the same way and stops there;
+ * --release gives back what cpusetd changed and exits (release.h).
  *
  * The loop handles a burst of events whole (every ready fd, until none
  * is) before it exports, and a placement change is exported once the
@@ -49,6 +50,7 @@
 #include "user/base/files.h"
 #include "user/topo/hotplug.h"
 #include "instance_lock.h"
+#include "release.h"
 #include "self_sched.h"
 #include "user/base/log.h"
 #include "user/export/status.h"
@@ -766,6 +768,9 @@ static int take_lock(struct daemon *d)
 	else if (r == -EWOULDBLOCK)
 		log_error("another process holds the lock on %s; not starting a second cpusetd",
 			  what);
+	else if (r < 0 && what == d->cfg.state_dir)
+		log_error("cannot lock %s: %s; not starting (remove it if no cpusetd runs)",
+			  what, instance_lock_why(r));
 	else if (r < 0)
 		log_error("cannot lock %s: %s", what, strerror(-r));
 	return r;
@@ -788,6 +793,22 @@ static void remove_old_pins(const struct daemon *d)
 			  strerror(-n));
 }
 
+/* The state dir holds the lock and host isolation's record: it must be
+ * ours alone (files_check_private_dir). Returns 0 or -errno, logged. */
+static int check_state_dir(const struct cpusetd_config *cfg)
+{
+	char why[96];
+	struct stat st;
+	int r = files_check_private_dir(cfg->state_dir, geteuid(), &st);
+
+	if (r < 0)
+		log_error("state_dir %s: %s: it holds the instance lock and host isolation's "
+			  "record, so it must be a directory of uid %u that no group or other user "
+			  "may write; not starting", cfg->state_dir,
+			  files_refused_why(r, &st, geteuid(), why, sizeof(why)), (unsigned)geteuid());
+	return r;
+}
+
 static int start(struct daemon *d)
 {
 	struct cgfs_mounts m;
@@ -800,6 +821,9 @@ static int start(struct daemon *d)
 		log_error("cannot create %s: %s", d->cfg.state_dir, strerror(-r));
 		return r;
 	}
+	r = check_state_dir(&d->cfg);
+	if (r < 0)
+		return r;
 	r = take_lock(d);
 	if (r < 0)
 		return r;
@@ -909,6 +933,9 @@ int main(int argc, char **argv)
 		return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 	if (d.cfg.check_config)
 		return check_config(&d.cfg);
+	log_max_level = d.cfg.log_level;
+	if (d.cfg.release)
+		return release_run(&d.cfg);
 	d.argc = argc;
 	d.argv = argv;
 	log_max_level = d.cfg.log_level;

@@ -42,8 +42,8 @@ int host_new(const struct host_opts *o, struct host **ret)
 		return -ENOMEM;
 	}
 	r = host_state_load(h);
-	if (r == -ENOMEM) {
-		host_free(h);
+	if (r == -ENOMEM || r == -EPERM) {
+		host_free(h);	/* -EPERM: refused, logged; no pass may overwrite it */
 		return r;
 	}
 	if (r < 0)

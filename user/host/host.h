@@ -91,7 +91,12 @@ struct host;
  * A handle over o (copied; the strings must outlive it), with the saved
  * originals of the state file loaded when there is one. A malformed line
  * is skipped and logged (the live values still bound what is written).
- * Returns 0 and *ret; -ENOMEM; -EINVAL for a NULL or bad option.
+ * A state file that is not one cpusetd wrote (a symlink, not a regular
+ * file, not owned by the euid, writable by group or others, more than
+ * one link) drives nothing: it is logged, left in place for a person,
+ * and no handle is made (a pass would replace it).
+ * Returns 0 and *ret; -EPERM (that refusal); -ENOMEM; -EINVAL for a NULL
+ * or bad option.
  */
 int host_new(const struct host_opts *o, struct host **ret);
 

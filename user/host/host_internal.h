@@ -81,7 +81,10 @@ int host_rec_put(struct host *h, enum host_kind kind, const char *key, uint64_t 
 void host_rec_del(struct host *h, enum host_kind kind, const char *key);
 
 /* Loads HOST_STATE_FILE into h->recs (missing file: nothing). Malformed
- * lines are skipped, logged once. 0, -ENOMEM, -errno reading. */
+ * lines are skipped, logged once. A file that is not one we wrote (a
+ * symlink, not regular, not the euid's, group/other-writable, more than
+ * one link: files_open_private) is refused, logged, left in place, and
+ * nothing is loaded: -EPERM. 0, -EPERM, -ENOMEM, -errno reading. */
 int host_state_load(struct host *h);
 
 /* Writes every record to HOST_STATE_FILE atomically (files.h), or

@@ -14,9 +14,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "host_internal.h"
 #include "user/base/files.h"
@@ -245,17 +247,33 @@ static int load_line(struct host *h, char *line)
 	return 0;
 }
 
+/* A refusal of files_open_private: the file is not one we wrote. */
+static bool refusal(int r)
+{
+	return r == -ELOOP || r == -EINVAL || r == -EPERM || r == -EACCES || r == -EMLINK;
+}
+
 int host_state_load(struct host *h)
 {
-	char path[4200], *text = NULL, *save = NULL;
+	char path[4200], why[96], *text = NULL, *save = NULL;
 	size_t len;
 	unsigned bad = 0, lineno = 0, first_bad = 0;
+	struct stat st;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%s", h->o.state_dir, HOST_STATE_FILE);
-	r = files_read(path, STATE_MAX_BYTES, &text, &len);
+	/* It says what to write where, as root: only a file we wrote is
+	 * believed (ours: root's, 0600, one link, not a symlink). */
+	r = files_read_private(path, geteuid(), STATE_MAX_BYTES, &text, &len, &st);
 	if (r == -ENOENT)
 		return 0;
+	if (refusal(r)) {
+		log_error("isolation: %s: %s: not a record cpusetd wrote; nothing is restored "
+			  "from it, and it is left for a person to look at (README \"Host "
+			  "isolation\")", path, files_refused_why(r, &st, geteuid(), why,
+								  sizeof(why)));
+		return -EPERM;
+	}
 	if (r < 0)
 		return r;
 	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
