@@ -376,3 +376,35 @@ ms_until_restored() {
 it_done() {
 	[ "$IT_FAILED" -eq 0 ]
 }
+
+# --- host isolation's safety net (test_isolate_host, test_release) ---
+
+# host_save PREFIX: records what isolate_host narrows: every IRQ's
+# affinity, the default IRQ mask, the unbound workqueue cpumask and the
+# affinity of each root-cgroup task, in PREFIX.irq, .irqdef, .wq, .tasks.
+host_save() {
+	local f t wq=/sys/devices/virtual/workqueue/cpumask
+	for f in /proc/irq/*/smp_affinity_list; do echo "$f $(cat "$f")"; done >"$1.irq"
+	cat /proc/irq/default_smp_affinity >"$1.irqdef"
+	cat "$wq" >"$1.wq"
+	while read -r t; do
+		echo "$t $(taskset -pc "$t" 2>/dev/null | sed 's/.*: //')"
+	done <"$IT_CPUSET/tasks" >"$1.tasks"
+}
+
+# host_restore PREFIX: puts back what still differs from host_save's
+# record; a task only when it looks narrowed by us (CPU 0 only).
+host_restore() {
+	local f v cur t a wq=/sys/devices/virtual/workqueue/cpumask
+	while read -r f v; do
+		cur=$(cat "$f" 2>/dev/null) || continue
+		[ "$cur" = "$v" ] || echo "$v" >"$f" 2>/dev/null
+	done <"$1.irq"
+	[ "$(cat /proc/irq/default_smp_affinity)" = "$(cat "$1.irqdef")" ] ||
+		cat "$1.irqdef" >/proc/irq/default_smp_affinity
+	[ "$(cat "$wq")" = "$(cat "$1.wq")" ] || cat "$1.wq" >"$wq"
+	while read -r t a; do
+		cur=$(taskset -pc "$t" 2>/dev/null | sed 's/.*: //') || continue
+		[ "$cur" = 0 ] && [ "$a" != 0 ] && [ -n "$a" ] && taskset -pc "$a" "$t" >/dev/null 2>&1
+	done <"$1.tasks"
+}

@@ -38,34 +38,11 @@ HOST=/release-test-$$		# a host cgroup: outside kubepods and /cpusetd-*
 SAVE=$IT_WORK/host-save
 PIDS=()
 
-# --- what the node had: recorded first, put back by the trap ---
-save_host() {
-	local f t
-	for f in /proc/irq/*/smp_affinity_list; do echo "$f $(cat "$f")"; done >"$SAVE.irq"
-	cat /proc/irq/default_smp_affinity >"$SAVE.irqdef"
-	cat "$WQ" >"$SAVE.wq"
-	while read -r t; do
-		echo "$t $(taskset -pc "$t" 2>/dev/null | sed 's/.*: //')"
-	done <"$IT_CPUSET/tasks" >"$SAVE.tasks"
-}
-restore_host() {
-	local f v cur t a
-	while read -r f v; do
-		cur=$(cat "$f" 2>/dev/null) || continue
-		[ "$cur" = "$v" ] || echo "$v" >"$f" 2>/dev/null
-	done <"$SAVE.irq"
-	[ "$(cat /proc/irq/default_smp_affinity)" = "$(cat "$SAVE.irqdef")" ] ||
-		cat "$SAVE.irqdef" >/proc/irq/default_smp_affinity
-	[ "$(cat "$WQ")" = "$(cat "$SAVE.wq")" ] || cat "$SAVE.wq" >"$WQ"
-	while read -r t a; do
-		cur=$(taskset -pc "$t" 2>/dev/null | sed 's/.*: //') || continue
-		[ "$cur" = 0 ] && [ "$a" != 0 ] && [ -n "$a" ] && taskset -pc "$a" "$t" >/dev/null 2>&1
-	done <"$SAVE.tasks"
-}
+# --- what the node had: recorded first (host_save), put back by the trap ---
 cleanup() {
 	local p
 	daemon_stop 2>/dev/null
-	restore_host
+	host_restore "$SAVE"
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	if [ -d "$IT_CPUSET$HOST" ]; then
 		for p in $(cat "$IT_CPUSET$HOST/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
@@ -77,7 +54,7 @@ cleanup() {
 	done
 	it_cleanup
 }
-save_host
+host_save "$SAVE"
 trap cleanup EXIT
 
 mkdir -p "$IT_CPUSET$HOST"
