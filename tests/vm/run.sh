@@ -125,6 +125,9 @@ build_initramfs() {
 	# The project's scripts; the guest runs them from /cpusetd.
 	mkdir -p "$root/cpusetd/tests"
 	cp -r tests/integration tests/vm "$root/cpusetd/tests/"
+	# lib.sh reads the pinned maps' layout version from the ABI header.
+	mkdir -p "$root/cpusetd/maps"
+	cp maps/cpusetd.h "$root/cpusetd/maps/"
 	cp -r tools "$root/cpusetd/tools"
 	cp tests/vm/init "$root/init"
 	chmod 0755 "$root/init"

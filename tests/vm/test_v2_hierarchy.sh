@@ -170,7 +170,7 @@ P=$(pool)
 check "$T-s1/own: the runtime's set '3' replaced, inherits" wait_for 10 inherits "$T-s1" own burstable
 check "$T-s1/own: runs on the pool" wait_for 10 placed "$T-s1" own burstable "$P"
 check "$T-s1/own: the daemon saw the runtime's '3'" \
-	grep -Eq "$T-s1/own( \([0-9a-f]+\))?: (runtime left cpus 3 at exec|runc\[[0-9]+\] wrote cpuset.cpus 3;)" \
+	grep -Eq "$T-s1/own( \([0-9a-f]+\))?: (runtime left cpus 3 at exec|runtime wrote cpus 3 before its first exec)" \
 	"$IT_WORK/daemon.log"
 
 # Writes per resize do not grow with the pods under the slice.
