@@ -66,13 +66,15 @@ tally() {
 
 # run_lane GLOB: every test script GLOB matches, each with its log tallied.
 run_lane() {
-	local t log rc
+	local t log rc t0
 	for t in $1; do
 		[ -f "$t" ] || continue
 		echo "== $t"
 		log=$(mktemp)
+		t0=$SECONDS
 		timeout 600 bash "$t" "$out" 2>&1 | tee "$log"
 		rc=${PIPESTATUS[0]}
+		echo "# $t: $((SECONDS - t0)) s"
 		tally "$log" "$rc" "$t"
 	done
 }
@@ -114,14 +116,27 @@ run_layout() {
 	tally "$log" "$rc" tools/check-layout.py
 }
 
+# timed NAME FN...: runs the lane's functions, then says how long it took
+# (the suite's own time is a budget: .ci/run must stay under an hour).
+lane_times=()
+timed() {
+	local name=$1 t0=$SECONDS f
+	shift
+	for f in "$@"; do "$f"; done
+	lane_times+=("$name $((SECONDS - t0)) s")
+}
+
 case $what in
-unit) run_unit; run_layout ;;
-fuzz) run_fuzz ;;
-integration) run_integration ;;
-containerd) run_containerd ;;
-vm) run_vm ;;
-*) run_unit; run_layout; run_fuzz; run_integration; run_containerd; run_vm ;;
+unit) timed unit run_unit run_layout ;;
+fuzz) timed fuzz run_fuzz ;;
+integration) timed integration run_integration ;;
+containerd) timed containerd run_containerd ;;
+vm) timed vm run_vm ;;
+*) timed unit run_unit run_layout; timed fuzz run_fuzz; timed integration run_integration
+   timed containerd run_containerd; timed vm run_vm ;;
 esac
+
+echo "# lanes: $(IFS=,; echo "${lane_times[*]}" | sed 's/,/, /g')"
 
 if [ ${#failed_names[@]} -gt 0 ]; then
 	echo "failed: ${failed_names[*]}"

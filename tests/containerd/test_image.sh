@@ -254,7 +254,10 @@ ds_second() {
 	ctrd task delete "$id" >/dev/null 2>&1
 	ctrd container delete "$id" >/dev/null 2>&1
 	for h in /sys/fs/cgroup/*/; do [ -d "$h${cg#/}" ] && rmdir "$h${cg#/}" 2>/dev/null; done
-	[ $rc = 0 ] && grep -q "another cpusetd (pid $pid) holds" "$IT_WORK/ds-second.log"
+	[ $rc = 0 ] || it_log "second daemon container: not stopped within 60 s"
+	[ $rc = 0 ] && grep -q "another cpusetd (pid $pid) holds" "$IT_WORK/ds-second.log" && return 0
+	it_log "second daemon container's log: $(tr '\n' '|' <"$IT_WORK/ds-second.log" 2>&1 | cut -c1-2000)"
+	return 1
 }
 check "a second daemon container on the node exits: 'another cpusetd (pid $pid) holds ...'" ds_second
 check "the first one runs on (liveness 0)" probe_exit_is liveness 0
