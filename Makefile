@@ -1,7 +1,7 @@
 # cpusetd build. Everything goes to build/; quiet unless V=1.
 #   make            build/cpusetd, build/cpusetctl, tests
 #   make check      every test (unit, fuzzers 10 s each, integration, containerd, VM lane); as root
-#   make check-stress  the same while stress-ng loads every CPU (tests/stress.sh)
+#   make check-stress  the same but the VM lane, while stress-ng loads every CPU (tests/stress.sh)
 #   make vm-check   the VM lane only (qemu, Debian kernel, cgroup v2, NUMA, SMT);
 #                   VM_TESTS="test_a test_b" runs a subset
 #   make demo       the main job on real runc containers; run as root

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs every test and ends with one "N passed, M failed, K skipped" line.
-#   tests/run-all.sh BUILD_DIR [unit|fuzz|integration|containerd|vm]
+#   tests/run-all.sh BUILD_DIR [unit|fuzz|integration|containerd|vm|host]
+# (host: every lane but the VM lane, which check-stress leaves out)
 # Unit tests are the cmocka binaries in BUILD_DIR/tests; integration tests
 # are tests/integration/test_*.sh, which print "ok - ..." / "not ok - ..."
 # lines (TAP style). Under CI=true an integration test may not skip. The
@@ -132,6 +133,8 @@ fuzz) timed fuzz run_fuzz ;;
 integration) timed integration run_integration ;;
 containerd) timed containerd run_containerd ;;
 vm) timed vm run_vm ;;
+host) timed unit run_unit run_layout; timed fuzz run_fuzz; timed integration run_integration
+   timed containerd run_containerd ;;
 *) timed unit run_unit run_layout; timed fuzz run_fuzz; timed integration run_integration
    timed containerd run_containerd; timed vm run_vm ;;
 esac

@@ -15,9 +15,9 @@ trap 'kill $hog 2>/dev/null; wait $hog 2>/dev/null' EXIT
 sleep 1
 kill -0 $hog || { echo "not ok - stress-ng did not start"; exit 1; }
 echo "# stress-ng --cpu $(nproc) running as pid $hog"
-# The VM lane emulates 16 CPUs on these 2 in TCG: with both busy the guest
-# runs about half as fast in real time. That is the emulator's pace, not
-# a race, so its time limits (qemu watchdog, per guest test) are doubled;
-# every wait inside the tests stays as it is.
-export VM_TIMEOUT=${VM_TIMEOUT:-3000} VM_TEST_TIMEOUT=${VM_TEST_TIMEOUT:-840}
-tests/run-all.sh "$out"
+# The VM lane is not run here. It emulates 16 CPUs on these 2 in TCG:
+# with both busy the guest runs at half the emulator's pace, which tests
+# that pace (its soft lockups, its watchdog) and not our races, and it
+# cost 1,900 s of CI's hour. Its races are the guest's: they would need
+# load on the guest's vCPUs (issue 24). make check runs it quietly.
+tests/run-all.sh "$out" host
