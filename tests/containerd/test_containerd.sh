@@ -1,6 +1,9 @@
 #!/bin/bash
-# cpusetd under a real containerd (Debian's 1.6, CRI plugin, runc shim v2),
-# driven through the CRI gRPC API the way kubelet drives it: RunPodSandbox
+# cri-versions: 1.6 1.7 2.x
+# cpusetd (BPF-only mode) under a real containerd (CRI_CONTAINERD: Debian's
+# 1.6, trixie's 1.7 or sid's 2.x with NRI on and no plugin connected; CRI
+# plugin, runc shim v2), driven through the CRI gRPC API the way kubelet
+# drives it: RunPodSandbox
 # into kubelet's cgroupfs pod cgroups, CreateContainer with the termination
 # message file bind-mounted, StartContainer, ContainerStatus, Stop/Remove.
 # Pod annotations reach the bundles through containerd's pod_annotations.
@@ -8,7 +11,7 @@
 # root, the cgroup subtree, the BPF pin dir. Placements are checked through
 # the kernel (/proc/PID/status Cpus_allowed_list, cpuset files); outcomes
 # are waited on (up to 30 s), never raced. This host has CPUs 0-1.
-#   tests/containerd/test_containerd.sh [BUILD_DIR]
+#   [CRI_CONTAINERD=1.6|1.7|2.x] tests/containerd/test_containerd.sh [BUILD_DIR]
 cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}
 . tests/integration/lib.sh
@@ -40,7 +43,10 @@ must() {
 
 must "busybox OCI image built (layer, config, manifest, index.json)" cri_build_image
 must "containerd starts on a private socket, CRI runtime.v1 answers" cri_containerd_start
-it_log "runtime: $(cri version)"
+it_log "runtime: $(cri version) ($CRI_BIN/containerd $CRI_VERSION)"
+if [ -n "$CRI_NRI_SOCK" ]; then
+	check "NRI: containerd $CRI_CONTAINERD serves its private socket $CRI_NRI_SOCK" cri_has_nri
+fi
 must "image imported with ctr; the CRI sees it (no registry)" cri_image_import
 must "cpusetd starts" daemon_start
 
@@ -50,6 +56,10 @@ must "shared: RunPodSandbox" run_pod s1 burstable
 must "shared: CreateContainer + StartContainer" run_ctr s1 app --cpu-request 250 --cpu-limit 500 --memory-limit 67108864
 check "shared: app runs on the whole pool 0-1" wait_for 30 allowed_is s1 app 0-1
 check "shared: its sandbox (pause) too" wait_for 30 allowed_is s1 POD 0-1
+# containerd finds its shim on PATH: the system's 1.6 shim must not serve 1.7 or 2.x.
+shim_exes() { for p in $(cri_shim_pids); do readlink "/proc/$p/exe"; done | sort -u; }
+check "the shims are containerd $CRI_CONTAINERD's own ($(shim_exes | tr '\n' ' '))" \
+	test "$(shim_exes)" = "$(realpath "$CRI_BIN/containerd-shim-runc-v2")"
 
 # --- annotated: weka.io/cores-ids through pod_annotations ---
 must "annotated: RunPodSandbox" run_pod a1 burstable weka.io/cores-ids=1

@@ -50,7 +50,7 @@ DS_IDS=()
 ds_cleanup() {
 	local id
 	[ -n "${IT_KEEP:-}" ] && return 0
-	[ -n "${CRI_CONTAINERD:-}" ] || return 0
+	[ -n "${CRI_CONTAINERD_PID:-}" ] || return 0
 	for id in "${DS_IDS[@]}"; do
 		ctrd task kill -s SIGKILL "$id" >/dev/null 2>&1
 		ctrd task delete -f "$id" >/dev/null 2>&1
