@@ -93,8 +93,7 @@ cri_setup() {
 		CRI_NRI_PLUGINS=$IT_WORK/nri/plugins
 		mkdir -p "$CRI_NRI_PLUGINS" "$IT_WORK/nri/conf.d"
 	fi
-	CRI_RUN_EXISTED= CRI_NRI_EXISTED=
-	[ -d /run/containerd ] && CRI_RUN_EXISTED=1
+	CRI_NRI_EXISTED=
 	[ -e /var/run/nri ] && CRI_NRI_EXISTED=1	# NRI's default socket dir: never ours
 	mkdir -p "$IT_WORK"/{pods,cpusetd,client,logs,cni/bin,cni/net.d}
 	: >"$IT_WORK/empty.conf"
@@ -266,10 +265,74 @@ cri_write_config() {
 	} >"$IT_WORK/containerd.toml"
 }
 
-# cri_containerd_start: the private containerd, up when the CRI answers.
+# --- a mount namespace of the lane's own for containerd and its shims ---
+# All three put their shims' sockets in /run/containerd/s whatever the
+# config says (socketRoot, fixed at build time: runtime/v2/shim/
+# util_unix.go in 1.6 and 1.7, pkg/shim/util_unix.go in 2.1). So
+# containerd runs in a mount namespace, held by a sleeping process
+# (CRI_NS_PID), whose /run is a tmpfs showing every entry of the host's
+# /run (bind mounts, as they were at the start) but containerd/, its own
+# empty directory: the system's
+# /run/containerd is never touched, and two runs of the lane never share
+# one. Its shims and containers inherit it; the mounts they make (rootfs
+# overlays, sandbox shm) live and die with it. A restarted containerd
+# enters the same namespace and finds its shims. Processes outside it see
+# the same files elsewhere (the work dir, the state dir, cgroupfs, /proc);
+# `ctr run` and `ctr task exec` from outside need --fifo-dir in the work
+# dir (their default /run/containerd/fifo would be the host's).
+cri_ns_start() {
+	[ -n "${CRI_NS_PID:-}" ] && return 0
+	unshare --mount --propagation private sh -euc '
+		h=$1/hostrun
+		mkdir "$h"
+		mount --rbind /run "$h"
+		mount -t tmpfs -o mode=0755,size=16m cpusetd-cri-run /run
+		for e in "$h"/* "$h"/.[!.]*; do
+			[ -e "$e" ] || [ -L "$e" ] || continue
+			n=${e##*/}
+			if [ "$n" = containerd ]; then continue
+			elif [ -L "$e" ]; then cp -P "$e" "/run/$n"
+			elif [ -d "$e" ]; then mkdir "/run/$n" && mount --rbind "$e" "/run/$n"
+			else : >"/run/$n" && mount --bind "$e" "/run/$n"
+			fi
+		done
+		mkdir -m 0711 /run/containerd
+		umount -l "$h"
+		rmdir "$h"
+		exec sleep 2147483647' cri-ns "$IT_WORK" >>"$IT_WORK/ns.log" 2>&1 &
+	CRI_NS_PID=$!
+	cri_ns_ready() { [ "$(cat "/proc/$CRI_NS_PID/comm")" = sleep ]; }
+	wait_for 10 cri_ns_ready || { cat "$IT_WORK/ns.log"; return 1; }
+	CRI_MNTNS=$(readlink "/proc/$CRI_NS_PID/ns/mnt")
+}
+
+# cri_in_ns CMD...: CMD in the lane's mount namespace (sees its /run).
+cri_in_ns() { nsenter --mount="/proc/$CRI_NS_PID/ns/mnt" -- "$@"; }
+
+# cri_ns_pids: every process in the lane's mount namespace.
+cri_ns_pids() {
+	local p
+	[ -n "${CRI_MNTNS:-}" ] || return 0
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$CRI_MNTNS" ] && echo "${p#/proc/}"
+	done
+}
+
+cri_ns_stop() {
+	[ -n "${CRI_NS_PID:-}" ] || return 0
+	kill -KILL "$CRI_NS_PID" 2>/dev/null
+	wait "$CRI_NS_PID" 2>/dev/null
+	CRI_NS_PID=
+}
+
+# cri_containerd_start: the private containerd in the lane's mount
+# namespace, up when the CRI answers (and NRI's socket is there).
 cri_containerd_start() {
 	cri_write_config
-	containerd --config "$IT_WORK/containerd.toml" >>"$IT_WORK/containerd.log" 2>&1 &
+	cri_ns_start || return 1
+	# nsenter execs containerd: $! is containerd's PID (not a subshell's).
+	nsenter --mount="/proc/$CRI_NS_PID/ns/mnt" -- \
+		containerd --config "$IT_WORK/containerd.toml" >>"$IT_WORK/containerd.log" 2>&1 &
 	CRI_CONTAINERD_PID=$!
 	wait_for 30 cri version >/dev/null || return 1
 	# NRI's socket comes up with the CRI plugin; a plugin may connect now.
@@ -311,7 +374,8 @@ cri_cleanup() {
 	local id pid m h
 	if [ -n "${IT_KEEP:-}" ]; then
 		daemon_stop
-		echo "# kept $IT_WORK; containerd $CRI_VERSION (PID ${CRI_CONTAINERD_PID:-none}) still serves $CRI_SOCK"
+		echo "# kept $IT_WORK; containerd $CRI_VERSION (PID ${CRI_CONTAINERD_PID:-none}) still serves $CRI_SOCK;" \
+			"its mount namespace: nsenter --mount=/proc/${CRI_NS_PID:-none}/ns/mnt"
 		return 0
 	fi
 	daemon_stop 2>/dev/null
@@ -324,7 +388,13 @@ cri_cleanup() {
 		runc --root "$IT_WORK/runc/k8s.io" kill "$id" KILL 2>/dev/null
 		runc --root "$IT_WORK/runc/k8s.io" delete -f "$id" 2>/dev/null
 	done
-	# Mounts left under the work dir (rootfs overlays, sandbox shm), deepest first.
+	cri_ns_stop
+	# What is still in it (a container the KILL has not ended yet): by
+	# PID; the namespace and its mounts (rootfs overlays, sandbox shm) go
+	# with the last.
+	for pid in $(cri_ns_pids); do kill -KILL "$pid" 2>/dev/null; done
+	wait_for 10 test -z "$(cri_ns_pids)"
+	# Mounts left under the work dir (a test's own), deepest first.
 	for m in $(awk -v w="$IT_WORK/" 'index($2, w) == 1 {print $2}' /proc/self/mounts | sort -r); do
 		umount -l "$m" 2>/dev/null
 	done
@@ -334,18 +404,12 @@ cri_cleanup() {
 	done
 	rm -rf "$IT_PIN"
 	rm -rf --one-file-system "$IT_WORK"
-	# The shims' socket directory is fixed in containerd 1.6
-	# (/run/containerd/s); if this lane made it, remove it when empty and
-	# no other containerd (another run of this lane) may be using it.
-	if [ -z "$CRI_RUN_EXISTED" ] && ! pgrep -x containerd >/dev/null; then
-		rmdir /run/containerd/s /run/containerd 2>/dev/null
-	fi
 	return 0
 }
 
 # cri_leftovers: prints what cri_cleanup left behind (nothing, it should).
 cri_leftovers() {
-	local h
+	local h pid
 	[ -n "$(cri_shim_pids)" ] && echo "shims: $(cri_shim_pids | tr '\n' ' ')"
 	awk -v w="$IT_WORK/" 'index($2, w) == 1 {print "mount: " $2}' /proc/self/mounts
 	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
@@ -353,8 +417,9 @@ cri_leftovers() {
 	done
 	[ -e "$IT_PIN" ] && echo "pin dir: $IT_PIN"
 	[ -e "$IT_WORK" ] && echo "work dir: $IT_WORK"
-	[ -z "$CRI_RUN_EXISTED" ] && [ -e /run/containerd ] && ! pgrep -x containerd >/dev/null &&
-		echo "/run/containerd: $(ls -A /run/containerd)"
+	for pid in $(cri_ns_pids); do
+		echo "in the lane's mount namespace: $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+	done
 	[ -z "$CRI_NRI_EXISTED" ] && [ -e /var/run/nri ] && echo "/var/run/nri: $(ls -A /var/run/nri)"
 	return 0
 }

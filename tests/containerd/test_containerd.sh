@@ -60,6 +60,11 @@ check "shared: its sandbox (pause) too" wait_for 30 allowed_is s1 POD 0-1
 shim_exes() { for p in $(cri_shim_pids); do readlink "/proc/$p/exe"; done | sort -u; }
 check "the shims are containerd $CRI_CONTAINERD's own ($(shim_exes | tr '\n' ' '))" \
 	test "$(shim_exes)" = "$(realpath "$CRI_BIN/containerd-shim-runc-v2")"
+# Their sockets are in the lane's own /run/containerd/s (lib.sh cri_ns_start).
+shim_socks() { cri_in_ns ls /run/containerd/s; }
+not_on_host() { local n; for n in $(shim_socks); do [ ! -e "/run/containerd/s/$n" ] || return 1; done; }
+check "the shims' sockets are in the lane's own /run/containerd/s ($(shim_socks | wc -l)), none in the host's" \
+	eval '[ -n "$(shim_socks)" ] && not_on_host'
 
 # --- annotated: weka.io/cores-ids through pod_annotations ---
 must "annotated: RunPodSandbox" run_pod a1 burstable weka.io/cores-ids=1
