@@ -353,6 +353,10 @@ cri_image_import() {
 		wait_for 30 cri image-status "$CRI_IMAGE" >/dev/null
 }
 
+# cri_containerd_restart: stop and start again, in the same mount
+# namespace; the running shims and containers stay and are found again.
+cri_containerd_restart() { cri_containerd_stop && cri_containerd_start; }
+
 cri_containerd_stop() {
 	[ -n "${CRI_CONTAINERD_PID:-}" ] || return 0
 	kill -TERM "$CRI_CONTAINERD_PID" 2>/dev/null
@@ -498,9 +502,12 @@ ctr_cgroup() {
 
 # --- the daemon ---
 
+# daemon_start [CONFIG]: cpusetd on the lane's kubepods root, state and
+# pin dirs, with CONFIG as its config file (default: an empty one; e.g.
+# one with nri_socket = $CRI_NRI_SOCK); up when status.json is written.
 daemon_start() {
 	rm -f "$IT_WORK/cpusetd/status.json"
-	"$IT_OUT/cpusetd" --config "$IT_WORK/empty.conf" --kubepods-root "$ROOT" \
+	"$IT_OUT/cpusetd" --config "${1:-$IT_WORK/empty.conf}" --kubepods-root "$ROOT" \
 		--bundle-path "$CRI_BUNDLES/{id}/config.json" \
 		--state-dir "$IT_WORK/cpusetd" --pin-dir "$IT_PIN" \
 		--kubelet-pods-dir "$IT_WORK/pods" --kubelet-state-file "" \

@@ -207,6 +207,16 @@ check "call order: every container started while cpusetd ran was named from its 
 check "call order: no container logged without its bundle ('?/?/<id>')" \
 	no_match "$IT_WORK/daemon.log" -F '?/?/'
 
+# --- containerd restarted under running pods (what the NRI tests need):
+# in the lane's mount namespace it finds its shims again ---
+phase call-order
+must "containerd restarts" cri_containerd_restart
+running() { [ "$(cri status "${CTR_ID[$1]}" | jq -r .state)" = CONTAINER_RUNNING ]; }
+check "after the restart the CRI still sees g1/app and s2/app running (their shims found again)" \
+	eval 'running g1/app && running s2/app'
+check "after the restart: placements unchanged (g1 on 0, s2 on 1)" eval 'allowed_is g1 app 0 && allowed_is s2 app 1'
+phase containerd-restart
+
 daemon_stop
 check "SIGTERM leaves placements in place" allowed_is g1 app 0
 if [ -z "${IT_KEEP:-}" ]; then
