@@ -16,7 +16,7 @@
 #   make deb        the Debian package build/cpusetd_<version>_<arch>.deb (tools/debian)
 #   make image      the OCI image build/cpusetd-image.oci.tar: the .deb on a Debian base (tools/image)
 #   make deps       install the Debian packages all of this needs; unpack containerd
-#                   1.7 and 2.x under $(OUT) for the containerd lane (tools/deps-containerd.sh)
+#                   1.7 and 2.x under build/ for the containerd lane (tools/deps-containerd.sh)
 #   make help       this text
 
 .DELETE_ON_ERROR:
