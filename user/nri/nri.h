@@ -28,6 +28,10 @@
 #ifndef CPUSETD_NRI_H
 #define CPUSETD_NRI_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
