@@ -78,7 +78,7 @@ TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
 .PHONY: all check check-stress unit integration vm-check demo bench bench-telemetry install clean \
 	help deps fuzz fuzz-build FORCE man uninstall deb
-all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(TESTS)
+all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(OUT)/nri-probe $(TESTS)
 
 $(OUT)/vmlinux.h:
 	$(call msg,GEN,$@)
@@ -150,6 +150,13 @@ $(OUT)/bench-resize: $(OUT)/obj/tools/bench-resize.o $(OUT)/libcpusetd.a
 $(OUT)/bench-alloc: $(OUT)/obj/tools/bench-alloc.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
+
+# The NRI wire layer as a stand-alone logging plugin, for trying it on a
+# real containerd and capturing fixtures (tests/nri/nri_probe.c).
+$(OUT)/nri-probe: $(OUT)/obj/tests/nri/nri_probe.o $(OUT)/libcpusetd.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
+$(OUT)/obj/tests/nri/nri_probe.o: $(NRI_GEN_H)
 
 $(OUT)/tests/%: $(OUT)/obj/tests/unit/%.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)

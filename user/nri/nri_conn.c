@@ -43,7 +43,8 @@ static uint64_t now_us(void)
 }
 
 /* The socket is gone (or never came): forget the session, tell the
- * handlers if it was up, and schedule the next attempt. */
+ * handlers if it was up, and schedule the next attempt. why: the reason
+ * for the log line, NULL when we close it ourselves. */
 static void lose(struct nri_conn *c, const char *why, bool protocol_error)
 {
 	bool was_up = c->phase == NRI_UP;
@@ -53,7 +54,9 @@ static void lose(struct nri_conn *c, const char *why, bool protocol_error)
 		c->st.disconnects++;
 		if (protocol_error)
 			c->st.protocol_errors++;
-		if (c->given_fd >= 0)
+		if (!why)
+			log_debug("nri: connection closed by us");
+		else if (c->given_fd >= 0)
 			log_warn("nri: connection lost: %s; a pre-installed plugin is not reconnected",
 				 why);
 		else
@@ -97,7 +100,7 @@ static int flush(struct nri_conn *c)
 		nri_buf_consume(&c->out, (size_t)n);
 	}
 	if (c->fd >= 0 && c->close_after_flush) {
-		lose(c, c->why[0] ? c->why : "closed by us", false);
+		lose(c, c->why[0] ? c->why : NULL, false);
 		return -1;
 	}
 	return 0;
@@ -462,10 +465,8 @@ void nri_conn_free(struct nri_conn *c)
 {
 	if (!c)
 		return;
-	if (c->fd >= 0) {
-		c->given_fd = 0;	/* no retry message */
-		lose(c, "closed by us", false);
-	}
+	if (c->fd >= 0)
+		lose(c, NULL, false);
 	nri_serve_reset(c);
 	free(c);
 }
