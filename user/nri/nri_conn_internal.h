@@ -45,8 +45,6 @@ struct nri_pending {
 	uint32_t n;		/* containers in an UpdateContainers */
 };
 
-typedef Nri__Pkg__Api__V1alpha1__SynchronizeRequest PbSyncReq;
-
 struct nri_conn {
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int given_fd;		/* pre-installed: the runtime's socket, once */

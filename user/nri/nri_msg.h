@@ -24,6 +24,7 @@ typedef Nri__Pkg__Api__V1alpha1__LinuxContainerUpdate	PbLinuxUpdate;
 typedef Nri__Pkg__Api__V1alpha1__ContainerAdjustment	PbAdjust;
 typedef Nri__Pkg__Api__V1alpha1__LinuxContainerAdjustment PbLinuxAdjust;
 typedef Nri__Pkg__Api__V1alpha1__StrEntry		PbStrEntry;
+typedef Nri__Pkg__Api__V1alpha1__SynchronizeRequest	PbSyncReq;
 
 /* api.proto enum Event: the ones we subscribe to. */
 #define NRI_EVENT_REMOVE_POD_SANDBOX	3
