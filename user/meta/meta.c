@@ -273,12 +273,14 @@ static int annotation_object(const struct meta_annotation *a, size_t n, struct j
 		struct json_object *v;
 		char *key;
 
-		if (memchr(a[i].key, '\0', a[i].key_len))
+		/* An empty key or value may come as NULL (protobuf-c). */
+		if (a[i].key_len && memchr(a[i].key, '\0', a[i].key_len))
 			continue;
 		/* json-c lengths are int: longer is over every limit anyway. */
-		key = strndup(a[i].key, a[i].key_len);
-		v = json_object_new_string_len(a[i].value, a[i].value_len > INT32_MAX ?
-					       INT32_MAX : (int)a[i].value_len);
+		key = strndup(a[i].key_len ? a[i].key : "", a[i].key_len);
+		v = json_object_new_string_len(a[i].value_len ? a[i].value : "",
+					       a[i].value_len > INT32_MAX ? INT32_MAX :
+					       (int)a[i].value_len);
 		if (!key || !v || json_object_object_add(o, key, v) < 0) {
 			free(key);
 			json_object_put(v);
