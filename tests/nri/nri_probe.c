@@ -8,6 +8,9 @@
  *   build/nri-probe --socket /tmp/x/nri.sock [--name probe] [--index 10]
  *       [--cpus 0-1] [--capture DIR] [--seconds N]
  *
+ * Started by the runtime as a pre-installed plugin (NRI_PLUGIN_SOCKET in
+ * the environment), it uses the connection it was given.
+ *
  * --capture puts a relay between the layer and the runtime (a socketpair
  * given to the layer as a pre-installed plugin's fd) and saves the
  * payload of every request the runtime sends as DIR/NNN-Method.bin: the
@@ -199,7 +202,16 @@ int main(int argc, char **argv)
 	}
 	log_max_level = LOG_DEBUG;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (capture_dir) {
+	/* Started by the runtime from its plugin_path: the socket is ours. */
+	r = nri_conn_config_from_env(&cfg);
+	if (r < 0) {
+		fprintf(stderr, "nri-probe: NRI_PLUGIN_SOCKET: not an open fd\n");
+		return 1;
+	}
+	if (r > 0)
+		printf("pre-installed as %s-%s on fd %d\n", cfg.plugin_index, cfg.plugin_name,
+		       cfg.socket_fd);
+	else if (capture_dir) {
 		rfd = connect_to(cfg.socket_path);
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 			return 1;

@@ -650,6 +650,33 @@ static void test_bad_config(void **state)
 	nri_conn_free(NULL);
 }
 
+/* The pre-installed plugin's environment. */
+static void test_env(void **state)
+{
+	struct nri_conn_config cfg = { .socket_path = "/x", .socket_fd = -1,
+				       .plugin_name = "cpusetd", .plugin_index = "99" };
+
+	(void)state;
+	unsetenv("NRI_PLUGIN_SOCKET");
+	assert_int_equal(nri_conn_config_from_env(&cfg), 0);
+	assert_int_equal(cfg.socket_fd, -1);
+	setenv("NRI_PLUGIN_SOCKET", "3x", 1);
+	assert_int_equal(nri_conn_config_from_env(&cfg), -EINVAL);
+	setenv("NRI_PLUGIN_SOCKET", "987654", 1);	/* not open */
+	assert_int_equal(nri_conn_config_from_env(&cfg), -EINVAL);
+	assert_int_equal(cfg.socket_fd, -1);
+	setenv("NRI_PLUGIN_SOCKET", "2", 1);		/* stderr is open */
+	setenv("NRI_PLUGIN_NAME", "placement", 1);
+	setenv("NRI_PLUGIN_IDX", "42", 1);
+	assert_int_equal(nri_conn_config_from_env(&cfg), 1);
+	assert_int_equal(cfg.socket_fd, 2);
+	assert_string_equal(cfg.plugin_name, "placement");
+	assert_string_equal(cfg.plugin_index, "42");
+	unsetenv("NRI_PLUGIN_SOCKET");
+	unsetenv("NRI_PLUGIN_NAME");
+	unsetenv("NRI_PLUGIN_IDX");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -657,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_reconnect),
 		cmocka_unit_test(test_shutdown),
 		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_env),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -122,7 +122,9 @@ int nri_reply_add_update(struct nri_reply *r, const char *container_id,
 struct nri_handlers {
 	/* The connection is up (registered and configured, before the first
 	 * Synchronize) or down. runtime_name/version: ConfigureRequest's
-	 * ("" when down). Called once per change. */
+	 * ("" when down). Called once per change. containerd 1.7 never
+	 * sends Synchronize to a pre-installed plugin (seen with 1.7.24;
+	 * 2.1.9 does): up may not be followed by synchronize. */
 	void (*connected)(void *ctx, bool up, const char *runtime_name,
 			  const char *runtime_version);
 	/* The runtime's whole state: every container it knows (created,
@@ -167,6 +169,18 @@ struct nri_conn_config {
  */
 int nri_conn_new(const struct nri_conn_config *cfg, const struct nri_handlers *h,
 		 void *ctx, struct nri_conn **ret);
+
+/*
+ * A plugin the runtime starts itself (pre-installed) finds its connection
+ * in the environment (containerd/nri pkg/api/plugin.go, pkg/stub/stub.go):
+ * NRI_PLUGIN_SOCKET is the connected socket's fd number, NRI_PLUGIN_NAME
+ * and NRI_PLUGIN_IDX the name and index it was installed under. Sets
+ * cfg->socket_fd and, when given, plugin_name and plugin_index (pointers
+ * into the environment). Returns 1 when NRI_PLUGIN_SOCKET is set, 0 when
+ * not (cfg untouched), -EINVAL when it is not a valid fd number or the fd
+ * is not open (cfg untouched).
+ */
+int nri_conn_config_from_env(struct nri_conn_config *cfg);
 
 /* Closes the connection (handlers->connected(false) if it was up) and
  * frees. NULL is fine. */
