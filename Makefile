@@ -78,7 +78,7 @@ TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
 .PHONY: all check check-stress unit integration vm-check demo bench bench-telemetry install clean \
 	help deps fuzz fuzz-build FORCE man uninstall deb
-all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(OUT)/nri-probe $(TESTS)
+all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(OUT)/nri-probe $(OUT)/bench-nri $(TESTS)
 
 $(OUT)/vmlinux.h:
 	$(call msg,GEN,$@)
@@ -157,6 +157,11 @@ $(OUT)/nri-probe: $(OUT)/obj/tests/nri/nri_probe.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
 $(OUT)/obj/tests/nri/nri_probe.o: $(NRI_GEN_H)
+# What the wire layer costs per request (tests/nri/bench_nri.c).
+$(OUT)/bench-nri: $(OUT)/obj/tests/nri/bench_nri.o $(OUT)/libcpusetd.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
+$(OUT)/obj/tests/nri/bench_nri.o: $(NRI_GEN_H)
 
 $(OUT)/tests/%: $(OUT)/obj/tests/unit/%.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
