@@ -164,8 +164,9 @@ struct nri_conn_config {
 /*
  * Makes a connection object and starts the first connection attempt (no
  * error when the socket is not there yet: it is retried, with backoff from
- * 100 ms doubling to 5 s). Returns 0 with *ret, -EINVAL (bad name or
- * index), -ENOMEM.
+ * 100 ms doubling to 5 s). The name must be 1..63 printable bytes without
+ * '/' or space. Returns 0 with *ret, -EINVAL (bad name, index or socket
+ * path), a negative errno of fcntl on a given socket_fd, -ENOMEM.
  */
 int nri_conn_new(const struct nri_conn_config *cfg, const struct nri_handlers *h,
 		 void *ctx, struct nri_conn **ret);
@@ -194,14 +195,18 @@ int nri_conn_fd(const struct nri_conn *c);
 /* Reads what is there, answers every complete request through the
  * handlers, and sends queued output. A broken or hostile peer (bad frame,
  * oversized length, undecodable message) closes the connection and
- * schedules a reconnect; it never aborts. Returns 0, or -ENOMEM. */
+ * schedules a reconnect; it never aborts. Reads at most 4 MiB per call,
+ * so that a peer that never stops cannot hold the loop: poll the fd
+ * level-triggered (it stays readable). Returns 0, or -ENOMEM. */
 int nri_conn_dispatch(struct nri_conn *c);
 
 /* CLOCK_MONOTONIC µs at which nri_conn_tick must run next (a reconnect
  * attempt, a registration timeout), UINT64_MAX when none. */
 uint64_t nri_conn_due_us(const struct nri_conn *c);
 
-/* Runs what is due (reconnects). Returns 0, or -ENOMEM. */
+/* Runs what is due: a reconnect, a registration that took too long (10 s:
+ * closed and retried), output the socket did not take at once. Returns 0,
+ * or -ENOMEM. */
 int nri_conn_tick(struct nri_conn *c);
 
 /* Whether registered and configured: requests come through NRI. */
@@ -213,7 +218,13 @@ bool nri_conn_up(const struct nri_conn *c);
  * of each container's cpus matches the kernel's. Asynchronous: never
  * called from inside a handler (the runtime holds its lock while it waits
  * for our reply). The runtime's answer (its failed list) is logged and
- * counted, not returned. Returns 0, -ENOTCONN when not up, -ENOMEM.
+ * counted, not returned; these updates are sent without ignore_failure,
+ * in-band ones (in a reply) with it, so that one container gone in the
+ * meantime cannot fail a CreateContainer. The write is tried at once: a
+ * broken connection found then calls handlers->connected(false) from in
+ * here. Returns 0, -ENOTCONN when not up, -EBUSY with 64 calls still
+ * unanswered, -EMSGSIZE when n updates pass ttrpc's 4 MiB (split them),
+ * -ENOMEM.
  */
 int nri_conn_update_containers(struct nri_conn *c, const struct nri_update *u, size_t n);
 
