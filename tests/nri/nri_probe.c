@@ -3,7 +3,8 @@
  * logs every event, for trying it against a real containerd by hand and
  * for capturing real request payloads as test fixtures. It decides
  * nothing: CreateContainer is answered without adjustment unless --cpus
- * is given.
+ * is given. --update LIST: after Synchronize, UpdateContainers with these
+ * cpus for every container it listed, and for one that does not exist.
  *
  *   build/nri-probe --socket /tmp/x/nri.sock [--name probe] [--index 10]
  *       [--cpus 0-1] [--capture DIR] [--seconds N]
@@ -34,6 +35,11 @@
 #include "user/nri/ttrpc.pb-c.h"
 
 static const char *cpus;
+static const char *update_cpus;
+/* Containers Synchronize listed, for --update (sent after it, not from
+ * inside the handler: the runtime waits for our answer meanwhile). */
+static struct nri_update *to_update;
+static size_t n_to_update;
 static const char *capture_dir;
 static unsigned captured;
 
@@ -65,6 +71,18 @@ static int on_sync(void *ctx, const struct nri_container *cts, size_t n, struct 
 	printf("synchronize %zu containers\n", n);
 	for (size_t i = 0; i < n; i++)
 		show("  sync", &cts[i]);
+	if (update_cpus) {
+		/* And one the runtime does not know, to see its failed list. */
+		to_update = calloc(n + 1, sizeof(*to_update));
+		if (!to_update)
+			return -ENOMEM;
+		for (size_t i = 0; i <= n; i++) {
+			snprintf(to_update[i].container_id, sizeof(to_update[i].container_id), "%s",
+				 i < n ? cts[i].id : "no-such-container");
+			snprintf(to_update[i].cpus, sizeof(to_update[i].cpus), "%s", update_cpus);
+		}
+		n_to_update = n + 1;
+	}
 	return 0;
 }
 
@@ -172,6 +190,7 @@ int main(int argc, char **argv)
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "capture", required_argument, NULL, 'C' },
 		{ "seconds", required_argument, NULL, 't' },
+		{ "update", required_argument, NULL, 'u' },
 		{ 0 },
 	};
 	struct nri_handlers h = {
@@ -193,10 +212,11 @@ int main(int argc, char **argv)
 		case 'i': cfg.plugin_index = optarg; break;
 		case 'c': cpus = optarg; break;
 		case 'C': capture_dir = optarg; break;
+		case 'u': update_cpus = optarg; break;
 		case 't': end = clock_us(CLOCK_MONOTONIC) + strtoull(optarg, NULL, 10) * 1000000; break;
 		default:
 			fprintf(stderr, "usage: nri-probe --socket PATH [--name N] [--index NN] "
-				"[--cpus LIST] [--capture DIR] [--seconds N]\n");
+				"[--cpus LIST] [--update LIST] [--capture DIR] [--seconds N]\n");
 			return 2;
 		}
 	}
@@ -239,11 +259,21 @@ int main(int argc, char **argv)
 		if (p[0].revents)
 			nri_conn_dispatch(c);
 		nri_conn_tick(c);
+		if (n_to_update) {
+			r = nri_conn_update_containers(c, to_update, n_to_update);
+			printf("update_containers %zu to %s: %s\n", n_to_update, update_cpus,
+			       strerror(-r));
+			free(to_update);
+			to_update = NULL;
+			n_to_update = 0;
+		}
 	}
 	nri_conn_stats(c, &st);
-	printf("stats connects=%llu disconnects=%llu requests=%llu protocol_errors=%llu\n",
+	printf("stats connects=%llu disconnects=%llu requests=%llu protocol_errors=%llu "
+	       "update_failures=%llu\n",
 	       (unsigned long long)st.connects, (unsigned long long)st.disconnects,
-	       (unsigned long long)st.requests, (unsigned long long)st.protocol_errors);
+	       (unsigned long long)st.requests, (unsigned long long)st.protocol_errors,
+	       (unsigned long long)st.update_failures);
 	nri_conn_free(c);
 	nri_rx_release(&rx);
 	return 0;
