@@ -216,6 +216,7 @@ static int on_response(struct nri_conn *c, const struct nri_ttrpc_msg *m)
 	resp = (void *)protobuf_c_message_unpack(&ttrpc__response__descriptor, &budget.alloc,
 						 m->len, m->data);
 	if (!resp) {
+		nri_pb_budget_release(&budget);
 		snprintf(c->why, sizeof(c->why), "undecodable ttrpc response");
 		return -EBADMSG;
 	}
@@ -228,7 +229,7 @@ static int on_response(struct nri_conn *c, const struct nri_ttrpc_msg *m)
 				strcpy(msg, "?");
 			log_sanitize(msg);
 			snprintf(c->why, sizeof(c->why), "registration refused: %s", msg);
-			protobuf_c_message_free_unpacked(&resp->base, &budget.alloc);
+			nri_pb_budget_release(&budget);
 			return -ECONNREFUSED;
 		}
 		c->registered = true;
@@ -253,10 +254,8 @@ static int on_response(struct nri_conn *c, const struct nri_ttrpc_msg *m)
 			log_warn("nri: the runtime failed to update %zu containers (first: %.12s)",
 				 u->n_failed, id);
 		}
-		if (u)
-			protobuf_c_message_free_unpacked(&u->base, &budget.alloc);
 	}
-	protobuf_c_message_free_unpacked(&resp->base, &budget.alloc);
+	nri_pb_budget_release(&budget);
 	return 0;
 }
 

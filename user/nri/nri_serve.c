@@ -31,7 +31,8 @@ static const int events =
 	NRI_EVENT_BIT(NRI_EVENT_STOP_CONTAINER) | NRI_EVENT_BIT(NRI_EVENT_REMOVE_CONTAINER) |
 	NRI_EVENT_BIT(NRI_EVENT_REMOVE_POD_SANDBOX);
 
-/* Decodes len bytes as desc with a budget. NULL when undecodable. */
+/* Decodes len bytes as desc in the arena b (freed with it, by the
+ * caller of the handler). NULL when undecodable. */
 static ProtobufCMessage *decode(const ProtobufCMessageDescriptor *desc, const ProtobufCBinaryData *p,
 				struct nri_pb_budget *b)
 {
@@ -86,7 +87,6 @@ static int on_configure(struct nri_conn *c, uint32_t stream, const ProtobufCBina
 		strcpy(c->runtime_version, "?");
 	log_sanitize(c->runtime_name);
 	log_sanitize(c->runtime_version);
-	protobuf_c_message_free_unpacked(&req->base, &b->alloc);
 	resp.events = events;
 	r = reply_ok(c, stream, &resp.base);
 	if (r < 0)
@@ -167,12 +167,10 @@ static int sync_containers(struct nri_conn *c, struct nri_container **ret, size_
 
 void nri_serve_reset(struct nri_conn *c)
 {
-	for (size_t i = 0; i < c->n_sync_parts; i++)
-		protobuf_c_message_free_unpacked(&c->sync_parts[i]->base, &c->sync_budget.alloc);
 	free(c->sync_parts);
 	c->sync_parts = NULL;
 	c->n_sync_parts = 0;
-	nri_pb_budget_init(&c->sync_budget, NRI_SYNC_BUDGET);
+	nri_pb_budget_release(&c->sync_budget);	/* every part at once */
 }
 
 static int on_synchronize(struct nri_conn *c, uint32_t stream, const ProtobufCBinaryData *p)
@@ -194,10 +192,8 @@ static int on_synchronize(struct nri_conn *c, uint32_t stream, const ProtobufCBi
 	if (!req)
 		return -EBADMSG;
 	parts = reallocarray(c->sync_parts, c->n_sync_parts + 1, sizeof(*parts));
-	if (!parts) {
-		protobuf_c_message_free_unpacked(&req->base, &c->sync_budget.alloc);
-		return -ENOMEM;
-	}
+	if (!parts)
+		return -ENOMEM;		/* req goes with the arena */
 	c->sync_parts = parts;
 	c->sync_parts[c->n_sync_parts++] = req;
 	if (req->more) {
@@ -302,7 +298,6 @@ static int on_container(struct nri_conn *c, uint32_t stream, const ProtobufCBina
 out:
 	nri_msg_updates_release(&mu);
 	nri_reply_release(&reply);
-	protobuf_c_message_free_unpacked(&req->base, &b->alloc);
 	return r < 0 ? r : 0;
 }
 
@@ -331,7 +326,6 @@ static int on_state_change(struct nri_conn *c, uint32_t stream, const ProtobufCB
 		removed(c, ev->pod, ev->container);
 	else if (ev->event == NRI_EVENT_REMOVE_POD_SANDBOX)
 		removed(c, ev->pod, NULL);
-	protobuf_c_message_free_unpacked(&ev->base, &b->alloc);
 	return reply_ok(c, stream, NULL);
 }
 
@@ -345,7 +339,6 @@ static int on_remove(struct nri_conn *c, uint32_t stream, const ProtobufCBinaryD
 	if (!req)
 		return -EBADMSG;
 	removed(c, req->pod, pod_only ? NULL : req->container);
-	protobuf_c_message_free_unpacked(&req->base, &b->alloc);
 	return reply_ok(c, stream, NULL);
 }
 
@@ -366,6 +359,7 @@ int nri_serve_request(struct nri_conn *c, const struct nri_ttrpc_msg *m)
 	req = (void *)protobuf_c_message_unpack(&ttrpc__request__descriptor, &budget.alloc,
 						m->len, m->data);
 	if (!req) {
+		nri_pb_budget_release(&budget);
 		snprintf(c->why, sizeof(c->why), "undecodable ttrpc request");
 		return -EBADMSG;
 	}
@@ -407,6 +401,6 @@ int nri_serve_request(struct nri_conn *c, const struct nri_ttrpc_msg *m)
 		log_sanitize(method);
 		snprintf(c->why, sizeof(c->why), "undecodable %s request", method);
 	}
-	protobuf_c_message_free_unpacked(&req->base, &budget.alloc);
+	nri_pb_budget_release(&budget);	/* the request and its payload's messages */
 	return r;
 }

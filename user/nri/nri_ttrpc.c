@@ -6,9 +6,10 @@
  * payload, timeout_nano, metadata}, responses {status, payload}; the
  * envelope is protobuf-c from user/nri/ttrpc.proto.
  *
- * Also the byte-budget allocator every unpack of peer data goes through.
+ * Also the arena with a byte budget every unpack of peer data goes through.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "user/nri/ttrpc.pb-c.h"
@@ -169,43 +170,68 @@ int nri_ttrpc_put_response(struct nri_buf *out, uint32_t conn, uint32_t stream, 
 	return r;
 }
 
-/* Each block carries its size in front, for the budget on free. */
-struct block {
-	size_t size;
+#define CHUNK	(64u << 10)
+
+struct chunk {
+	struct chunk *next;
+	size_t size;		/* with this header, for the budget */
 	max_align_t data[];
 };
 
 static void *budget_alloc(void *data, size_t size)
 {
 	struct nri_pb_budget *b = data;
-	struct block *blk;
+	struct chunk *ch;
+	size_t want;
+	void *p;
 
-	if (size > b->left || size > b->left - sizeof(*blk))
-		return NULL;
-	blk = malloc(sizeof(*blk) + size);
-	if (!blk)
-		return NULL;
-	blk->size = sizeof(*blk) + size;
-	b->left -= blk->size;
-	return blk->data;
+	size = (size + 15) & ~(size_t)15;
+	if (size > b->avail) {
+		if (size > SIZE_MAX / 2)
+			return NULL;
+		want = sizeof(*ch) + (size > CHUNK ? size : CHUNK);
+		if (want > b->left)
+			return NULL;
+		ch = malloc(want);
+		if (!ch)
+			return NULL;
+		ch->size = want;
+		ch->next = b->chunks;
+		b->chunks = ch;
+		b->left -= want;
+		b->cur = (char *)ch->data;
+		b->avail = want - sizeof(*ch);
+	}
+	p = b->cur;
+	b->cur += size;
+	b->avail -= size;
+	return p;
 }
 
+/* Blocks go back all at once (nri_pb_budget_release). */
 static void budget_free(void *data, void *p)
 {
-	struct nri_pb_budget *b = data;
-	struct block *blk;
-
-	if (!p)
-		return;
-	blk = (struct block *)((char *)p - offsetof(struct block, data));
-	b->left += blk->size;
-	free(blk);
+	(void)data;
+	(void)p;
 }
 
 void nri_pb_budget_init(struct nri_pb_budget *b, size_t bytes)
 {
+	*b = (struct nri_pb_budget){ .bytes = bytes, .left = bytes };
 	b->alloc.alloc = budget_alloc;
 	b->alloc.free = budget_free;
 	b->alloc.allocator_data = b;
-	b->left = bytes;
+}
+
+void nri_pb_budget_release(struct nri_pb_budget *b)
+{
+	struct chunk *ch = b->chunks;
+
+	while (ch) {
+		struct chunk *next = ch->next;
+
+		free(ch);
+		ch = next;
+	}
+	nri_pb_budget_init(b, b->bytes);
 }

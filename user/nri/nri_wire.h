@@ -138,14 +138,26 @@ int nri_ttrpc_put_request(struct nri_buf *out, uint32_t conn, uint32_t stream,
 int nri_ttrpc_put_response(struct nri_buf *out, uint32_t conn, uint32_t stream, int code,
 			   const char *message, const ProtobufCMessage *body, size_t max);
 
-/* An allocator for protobuf_c_message_unpack with a byte budget: a
- * message made of many tiny elements unpacks to far more memory than its
- * size (about 25 times for empty submessages); past the budget unpack
- * fails as for bad data. Initialise with nri_pb_budget_init. */
+/*
+ * The allocator every protobuf_c_message_unpack of peer data uses: an
+ * arena with a byte budget. A message made of many tiny elements unpacks
+ * to far more memory than its size (about 25 times for empty
+ * submessages): past the budget unpack fails as for bad data. Blocks are
+ * carved from 64 KiB chunks and never freed one by one (free is a no-op):
+ * nri_pb_budget_release frees them all at once, which also spares the
+ * thousands of malloc/free pairs of a large Synchronize. Initialise with
+ * nri_pb_budget_init; the struct must not move while in use.
+ */
 struct nri_pb_budget {
 	ProtobufCAllocator alloc;
-	size_t left;
+	size_t bytes;		/* the budget */
+	size_t left;		/* not yet taken by chunks */
+	void *chunks;		/* newest first */
+	char *cur;		/* free space in the newest chunk */
+	size_t avail;
 };
 void nri_pb_budget_init(struct nri_pb_budget *b, size_t bytes);
+/* Frees every block at once; b is then as fresh from init. */
+void nri_pb_budget_release(struct nri_pb_budget *b);
 
 #endif
