@@ -214,6 +214,17 @@ static void test_malformed_annotations(void **state)
 	assert_null(c.meta.cores_ids);
 	assert_int_equal(c.meta.invalid, META_VALID);
 	nri_container_release(&c);
+	/* Empty keys and values come from protobuf-c as NULL with length 0
+	 * (fuzz_nri's first find: memchr(NULL) in meta_parse_annotations). */
+	pb_init(&p);
+	pod_ann(&p, "k", "v", 1);
+	p.pod_ann[0].key = (ProtobufCBinaryData){ 0, NULL };
+	ct_ann(&p, "weka.io/cores-ids", "");
+	p.ct_ann[0].value = (ProtobufCBinaryData){ 0, NULL };
+	assert_int_equal(nri_msg_container(&p.pod, &p.ct, NULL, &c), 0);
+	assert_int_equal(c.meta.invalid, META_VALID);
+	assert_string_equal(c.meta.cores_ids, "");
+	nri_container_release(&c);
 	/* An identity field that does not fit. */
 	pb_init(&p);
 	memset(big, 'n', 300);
