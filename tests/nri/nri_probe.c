@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@
 #include "user/nri/ttrpc.pb-c.h"
 
 static const char *cpus;
+static volatile sig_atomic_t stop;
 static const char *update_cpus;
 /* Containers Synchronize listed, for --update (sent after it, not from
  * inside the handler: the runtime waits for our answer meanwhile). */
@@ -168,6 +170,12 @@ static int relay(int from, int to, struct nri_rx *rx)
 	return 0;
 }
 
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
 static int connect_to(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -222,6 +230,9 @@ int main(int argc, char **argv)
 	}
 	log_max_level = LOG_DEBUG;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* SIGTERM/SIGINT end the loop: the stats line is still printed. */
+	sigaction(SIGTERM, &(struct sigaction){ .sa_handler = on_signal }, NULL);
+	sigaction(SIGINT, &(struct sigaction){ .sa_handler = on_signal }, NULL);
 	/* Started by the runtime from its plugin_path: the socket is ours. */
 	r = nri_conn_config_from_env(&cfg);
 	if (r < 0) {
@@ -242,7 +253,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nri-probe: %s\n", strerror(-r));
 		return 1;
 	}
-	while (clock_us(CLOCK_MONOTONIC) < end) {
+	while (!stop && clock_us(CLOCK_MONOTONIC) < end) {
 		struct pollfd p[3] = { { nri_conn_fd(c), POLLIN, 0 }, { rfd, POLLIN, 0 },
 				       { sv[1], POLLIN, 0 } };
 		uint64_t due = nri_conn_due_us(c), now = clock_us(CLOCK_MONOTONIC);
@@ -259,6 +270,10 @@ int main(int argc, char **argv)
 		if (p[0].revents)
 			nri_conn_dispatch(c);
 		nri_conn_tick(c);
+		/* A given fd is not reconnected: once lost, we are done (the
+		 * runtime starts a new pre-installed instance when it restarts). */
+		if (nri_conn_fd(c) < 0 && nri_conn_due_us(c) == UINT64_MAX)
+			break;
 		if (n_to_update) {
 			r = nri_conn_update_containers(c, to_update, n_to_update);
 			printf("update_containers %zu to %s: %s\n", n_to_update, update_cpus,
