@@ -32,8 +32,9 @@ ALLOWED = {
     'host': {'base', 'cgroupfs'},
     'bpf': {'base', 'telemetry'},
     'export': {'base', 'topo', 'meta', 'alloc', 'policy', 'telemetry'},
+    'nri': {'base', 'meta'},
     'daemon': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
-               'config', 'telemetry', 'bpf', 'export', 'host'},
+               'config', 'telemetry', 'bpf', 'export', 'host', 'nri'},
     'tools': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
               'config', 'telemetry', 'export'},
 }
