@@ -284,6 +284,18 @@ static void start_as_told(struct fx *f, struct nct *t, const struct nri_reply *r
 	send_mkdir(f, t, 0);
 }
 
+/* runc (pid: ours) wrote value to t's cpuset.cpus; the BPF hook says so. */
+static void cpuset_write(struct fx *f, const struct nct *t, const char *value)
+{
+	struct cpusetd_event ev = { .ts_ns = now_ns(), .cgroup_id = t->id,
+				    .type = CPUSETD_EV_CPUSET_WRITE, .arg = CPUSETD_FILE_CPUS,
+				    .pid = (uint32_t)getpid() };
+
+	snprintf(ev.comm, sizeof(ev.comm), "runc");
+	snprintf(ev.path, sizeof(ev.path), "%s", value);
+	assert_int_equal(controller_handle(f->c, &ev), 0);
+}
+
 /* ------------------------------------------------------ reply handling */
 
 /* The wire layer's (user/nri), which this test does not link. */
@@ -553,10 +565,17 @@ static void test_confirm_at_mkdir(void **state)
 	kern.n = 0;
 	send_mkdir(f, &g, 0);
 	assert_int_equal(kern.n, 0);		/* the BPF path would write here */
+	/* runc's copy of the parent's set into the new v1 cpuset, reported
+	 * by the write hook: the runtime creating it, not a foreign write */
+	put(f->cpuset, g.path, "cpuset.cpus", "0-7\n");
+	cpuset_write(f, &g, "0-7");
+	assert_int_equal(kern.n, 0);
 	put(f->cpuset, g.path, "cpuset.cpus", r.cpus);	/* the runtime's write */
 	put(f->cpuset, g.path, "cpuset.mems", r.mems);
+	cpuset_write(f, &g, r.cpus);
 	send(f, CPUSETD_EV_EXEC, NULL, g.id, 0);
 	assert_int_equal(kern.n, 0);
+	assert_int_equal(COUNT(f, foreign_writes), 0);
 	assert_int_equal(COUNT(f, nri_confirmed_at_mkdir), 1);
 	assert_int_equal(COUNT(f, nri_not_applied), 0);
 	assert_int_equal(COUNT(f, created_without_nri), 0);
