@@ -8,8 +8,8 @@
  * fail-open, and whatever the runtime made without asking (or without
  * waiting for our answer) is placed at its mkdir as before.
  *
- * Records, by NRI's container id (the cgroup's container id, for
- * containerd and CRI-O alike):
+ * Records (controller_nri_book.c), by NRI's container id (the cgroup's
+ * container id, for containerd and CRI-O alike):
  *   - the metadata NRI gave (a resync builds the table entry from it
  *     instead of a bundle: nothing is read from the runtime's files);
  *   - what the runtime was last told (or said) the container's cpus and
@@ -25,6 +25,11 @@
  * and made the cgroup): the kernel's stamp of the mkdir against the time
  * of our answer decides, and a request for a container already in the
  * table is answered with its placement, never decided twice.
+ *
+ * Known limits: a container admitted at CreateContainer whose creation
+ * the runtime abandons without StopContainer or RemoveContainer holds
+ * its CPUs until the next Synchronize (a reconnect) drops it; and the
+ * requests find a container in the table by a scan, O(containers) each.
  */
 #include <errno.h>
 #include <stdio.h>
