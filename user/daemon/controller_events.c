@@ -139,6 +139,7 @@ static int on_populated(struct controller *c, const struct cpusetd_event *ev)
 	if (live && !container_live(ct)) {
 		log_info("%s (%.12s): has a task again; admitting it", ct->name,
 			 ct->info.container_id);
+		controller_nri_retell(c, ct);	/* its runtime hears where it runs now */
 		return controller_place(c, ct, ev->ts_ns);
 	}
 	if (live || !container_live(ct) || ev->arg)

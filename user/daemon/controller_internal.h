@@ -545,6 +545,11 @@ void controller_nri_note_unseen(struct controller *c, const struct container *ct
  * from it instead of a bundle), or NULL. */
 const struct pod_meta *controller_nri_meta(const struct controller *c, const char *container_id);
 
+/* The runtime's record of ct is not known to match ours any more (it did
+ * not apply our answer, or ct was admitted again): it is told again by
+ * the next reply or the outbox. No-op without a record. */
+void controller_nri_retell(struct controller *c, const struct container *ct);
+
 /* Containers admitted at CreateContainer whose cgroup is not made yet:
  * their number, and the list (n of them) into out, each with
  * cpus_running = its decided CPUs, so a resync re-admits them where the

@@ -166,15 +166,26 @@ static void rec_told_from_meta(struct nri_rec *r)
 }
 
 
+/* The pools as they are now, computed once per pass (1024-bit sets). */
+struct pools {
+	struct cpumask shared, be;
+};
+
+static void pools_now(const struct controller *c, struct pools *ret)
+{
+	policy_shared_pool(c->policy, &ret->shared);
+	policy_be_pool(c->policy, &ret->be);
+}
+
 /* The cpus (and, for a set of its own, mems) ct's record at the runtime
- * should say now. false when there is nothing to say (an empty set: a
- * fixed set whose CPUs are all offline). */
-static bool want_of(const struct controller *c, const struct container *ct, struct cpumask *cpus,
+ * should say now, with the pools pl. false when there is nothing to say
+ * (an empty set: a fixed set whose CPUs are all offline). */
+static bool want_of(const struct pools *pl, const struct container *ct, struct cpumask *cpus,
 		    struct cpumask *mems, bool *has_mems)
 {
 	*has_mems = false;
 	if (nri_pool_kind(ct->d.kind)) {
-		policy_pool_of(c->policy, ct->d.kind, cpus);
+		*cpus = ct->d.kind == CPUSETD_KIND_SHARED ? pl->shared : pl->be;
 	} else {
 		*cpus = ct->d.cpus;
 		*mems = ct->d.mems;
@@ -185,6 +196,7 @@ static bool want_of(const struct controller *c, const struct container *ct, stru
 
 /* Where the updates of one pass go: a reply (in-band) or the outbox. */
 struct sink {
+	struct pools pl;
 	struct nri_reply *reply;
 	struct nri_update *u;		/* outbox */
 	size_t n, cap;
@@ -213,14 +225,13 @@ static int sink_add(struct sink *s, const char *id, const char *cpus, const char
 }
 
 /* One container's update when its record at the runtime is behind. */
-static int tell(struct controller *c, struct nri_rec *r, const struct container *ct,
-		struct sink *s)
+static int tell(struct nri_rec *r, const struct container *ct, struct sink *s)
 {
 	struct cpumask cpus, mems;
 	char cl[CPULIST_MAX], ml[CPULIST_MAX] = "";
 	bool has_mems;
 
-	if (!want_of(c, ct, &cpus, &mems, &has_mems))
+	if (!want_of(&s->pl, ct, &cpus, &mems, &has_mems))
 		return 0;
 	if (r->told && cpumask_equal(&r->told_cpus, &cpus) &&
 	    (!has_mems || (r->told_mems && cpumask_equal(&r->told_mems_set, &mems))))
@@ -254,17 +265,18 @@ static int collect(struct controller *c, struct sink *s)
 
 	if (c->cfg->dry_run)
 		return 0;	/* the runtime's records are writes too */
+	pools_now(c, &s->pl);
 	while (r == 0 && strmap_next(c->by_path, &it, &k, &v)) {
 		struct container *ct = v;
 		struct nri_rec *rec;
 
 		if (container_live(ct) && !ct->meta.sandbox &&
 		    (rec = nri_rec_get(c, ct->info.container_id)))
-			r = tell(c, rec, ct, s);
+			r = tell(rec, ct, s);
 	}
 	for (it = 0; r == 0 && strmap_next(c->nri->recs, &it, &k, &v);)
 		if (((struct nri_rec *)v)->pending)
-			r = tell(c, v, ((struct nri_rec *)v)->pending, s);
+			r = tell(v, ((struct nri_rec *)v)->pending, s);
 	if (r == 0) {
 		c->nri->told_gen = policy_pools_gen(c->policy);
 		c->nri->outbox_due = false;
@@ -294,12 +306,18 @@ int controller_nri_outbox(struct controller *c, struct nri_update **ret, size_t 
 }
 
 /* The in-band updates of a reply: every other container whose record at
- * the runtime is behind. */
+ * the runtime is behind. Nothing to look at when the pools did not move
+ * and no record was marked behind since the last pass: a shared
+ * container's create costs no pass over the table. */
 static int reply_updates(struct controller *c, struct nri_reply *reply)
 {
 	struct sink s = { .reply = reply };
 	size_t before = reply->n_updates;
-	int r = collect(c, &s);
+	int r;
+
+	if (!c->nri->outbox_due && c->nri->told_gen == policy_pools_gen(c->policy))
+		return 0;
+	r = collect(c, &s);
 
 	c->n.nri_updates_sent += reply->n_updates - before;
 	return r;
@@ -360,9 +378,11 @@ static void adjust(struct controller *c, struct nri_rec *r, const struct contain
 		   struct nri_reply *reply)
 {
 	struct cpumask cpus, mems;
+	struct pools pl;
 	bool has_mems;
 
-	if (c->cfg->dry_run || !want_of(c, ct, &cpus, &mems, &has_mems))
+	pools_now(c, &pl);
+	if (c->cfg->dry_run || !want_of(&pl, ct, &cpus, &mems, &has_mems))
 		return;
 	reply->adjust = true;
 	cpulist_format(&cpus, reply->cpus, sizeof(reply->cpus));
@@ -484,6 +504,7 @@ static int on_update(void *ctx, const struct nri_container *nc, struct nri_reply
 	 * ours, not the resources kubelet sent (kubernetes #120230). */
 	r->told = false;
 	r->told_mems = false;
+	c->nri->outbox_due = true;
 	return reply_updates(c, reply);
 }
 
@@ -591,6 +612,7 @@ static int on_synchronize(void *ctx, const struct nri_container *cts, size_t n,
 			break;
 		}
 		rec_told_from_meta(r);
+		c->nri->outbox_due = true;	/* every record as the runtime says it */
 		if (was && was->pending) {
 			r->pending = was->pending;	/* created, still to start */
 			was->pending = NULL;

@@ -144,6 +144,7 @@ int controller_nri_on_mkdir(struct controller *c, const char *path,
 		/* Made before we answered: the runtime did not wait for us. */
 		ct->nri_placed = false;
 		c->n.nri_not_applied++;
+		controller_nri_retell(c, ct);
 		ct_log(LOG_NOTICE, ct, "nri_not_applied",
 		       "%s (%.12s): cgroup made before our CreateContainer answer (the runtime "
 		       "went on without it); placing it now", ct->name, ct->info.container_id);
@@ -272,4 +273,15 @@ void controller_nri_state(const struct controller *c, struct snapshot_nri *ret)
 	ret->runtime_name = c->nri->runtime_name;
 	ret->runtime_version = c->nri->runtime_version;
 	ret->pending = controller_nri_n_pending(c);
+}
+
+void controller_nri_retell(struct controller *c, const struct container *ct)
+{
+	struct nri_rec *r = nri_rec_get(c, ct->info.container_id);
+
+	if (!r)
+		return;
+	r->told = false;
+	r->told_mems = false;
+	c->nri->outbox_due = true;
 }
