@@ -589,6 +589,8 @@ static void test_not_applied_at_exec(void **state)
 	struct fx *f = *state;
 	struct nct g = new_nct(f, POD_QOS_GUARANTEED, 2);
 	struct nri_reply r;
+	struct nri_update *u;
+	size_t n;
 
 	create(f, &g, &r);
 	make_cgroup(f, &g, "0-7\n", "0\n");	/* runc copied its parent's */
@@ -599,6 +601,12 @@ static void test_not_applied_at_exec(void **state)
 	assert_int_equal(writes_of(g.path, "cpuset.cpus"), 1);
 	assert_set(f, g.path, "cpuset.cpus", r.cpus);
 	assert_int_equal(COUNT(f, nri_not_applied), 1);
+	/* and its runtime is told again, from the main loop */
+	assert_int_equal(controller_nri_outbox(f->c, &u, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(u[0].container_id, g.nc.id);
+	assert_string_equal(u[0].cpus, r.cpus);
+	free(u);
 	reply_free(&r);
 }
 
