@@ -8,7 +8,8 @@
 # containerd lane (tests/containerd/test_*.sh: a private containerd driven
 # through the CRI) prints the same lines, as does the VM lane
 # (tests/vm/run.sh; VM_TESTS picks guest tests) for the tests it runs in
-# the guest. A skip ("ok - # SKIP why", lib.sh it_skip_all) is counted
+# the guest; test_containerd.sh runs on containerd 1.6, 1.7 and 2.x. A
+# skip ("ok - # SKIP why", lib.sh it_skip_all) is counted
 # apart, never as passed; under CI=true it is a failure.
 set -u
 out=${1:-build}
@@ -65,23 +66,46 @@ tally() {
 	rm -f "$1"
 }
 
+# run_test NAME [VAR=VALUE...] SCRIPT: one test script (with that
+# environment), its log tallied under NAME, its time said.
+run_test() {
+	local name=$1 log rc t0
+	shift
+	echo "== $name"
+	log=$(mktemp)
+	t0=$SECONDS
+	timeout 600 env "$@" "$out" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	echo "# $name: $((SECONDS - t0)) s"
+	tally "$log" "$rc" "$name"
+}
+
 # run_lane GLOB: every test script GLOB matches, each with its log tallied.
 run_lane() {
-	local t log rc t0
+	local t
 	for t in $1; do
 		[ -f "$t" ] || continue
-		echo "== $t"
-		log=$(mktemp)
-		t0=$SECONDS
-		timeout 600 bash "$t" "$out" 2>&1 | tee "$log"
-		rc=${PIPESTATUS[0]}
-		echo "# $t: $((SECONDS - t0)) s"
-		tally "$log" "$rc" "$t"
+		run_test "$t" bash "$t"
 	done
 }
 
 run_integration() { run_lane 'tests/integration/test_*.sh'; }
-run_containerd() { run_lane 'tests/containerd/test_*.sh'; }
+
+# The containerd lane: each script once per containerd its header names
+# ("# cri-versions: 1.6 1.7 2.x"; 1.6 alone when it names none), as
+# CRI_CONTAINERD=<v> (tests/containerd/lib.sh), reported as
+# "tests/containerd/test_x.sh[<v>]". CRI_VERSIONS="2.x" keeps only those.
+run_containerd() {
+	local t v vs
+	for t in tests/containerd/test_*.sh; do
+		[ -f "$t" ] || continue
+		vs=$(sed -n 's/^# cri-versions: *//p' "$t" | head -n1)
+		for v in ${vs:-1.6}; do
+			case " ${CRI_VERSIONS:-$v} " in *" $v "*) ;; *) continue ;; esac
+			run_test "$t[$v]" CRI_CONTAINERD="$v" bash "$t"
+		done
+	done
+}
 
 # The lane's own closing "N passed, M failed, K skipped" line is folded into ours.
 run_vm() {

@@ -1,8 +1,12 @@
 #!/bin/sh
-# Install every Debian package that building, testing and the demo need.
+# Install every Debian package that building, testing and the demo need,
+# then (tools/deps-containerd.sh) unpack containerd 1.7 and 2.x under
+# BUILD_DIR for the containerd lane.
+#   tools/deps.sh [BUILD_DIR]
 # Idempotent: packages already present are left alone, apt is only called
 # when something is missing.
 set -eu
+out=${1:-build}
 
 # libclang-rt-dev: the sanitizer and libFuzzer runtimes of `make fuzz`,
 # only recommended by clang, so --no-install-recommends would skip them.
@@ -33,7 +37,10 @@ for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done
-[ -z "$missing" ] && { echo "deps: all installed"; exit 0; }
+if [ -z "$missing" ]; then
+	echo "deps: all installed"
+	exec "$(dirname "$0")/deps-containerd.sh" "$out"
+fi
 
 echo "deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
@@ -61,3 +68,5 @@ for p in $SERVICE_PKGS; do
 	[ -d /run/systemd/system ] && now=--now
 	systemctl disable $now "$p.service" >/dev/null 2>&1 || true
 done
+
+exec "$(dirname "$0")/deps-containerd.sh" "$out"

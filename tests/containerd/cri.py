@@ -212,7 +212,8 @@ def container_config(a, sbx, attempt, term):
 
 def cmd_run_container(c, a):
     """One JSON line per attempt: id, termination (the host file),
-    started, error, and with --wait-exit the status it exited with.
+    started, error, create_ms and start_ms (each call's round trip, for
+    tools/bench-cri.sh), and with --wait-exit the status it exited with.
     Attempts are sequential, each after the previous one exited (as
     kubelet restarts a container)."""
     pod_id, sbx = load_pod(a.state, a.pod)
@@ -221,6 +222,7 @@ def cmd_run_container(c, a):
         term = termination_file(a.pods_dir, sbx.metadata.uid, a.name)
         cfg = container_config(a, sbx, attempt, term)
         out = {"id": "", "attempt": attempt, "termination": term, "started": False, "error": ""}
+        t0 = time.monotonic()
         try:
             r = c.call(c.rt, "CreateContainer",
                        pb.CreateContainerRequest(pod_sandbox_id=pod_id, config=cfg, sandbox_config=sbx))
@@ -230,12 +232,15 @@ def cmd_run_container(c, a):
             print(json.dumps(out), flush=True)
             rc = 2
             continue
+        t1 = time.monotonic()
+        out["create_ms"] = round((t1 - t0) * 1000, 2)
         try:
             c.call(c.rt, "StartContainer", pb.StartContainerRequest(container_id=out["id"]))
             out["started"] = True
         except c.grpc.RpcError as e:
             out["error"] = "StartContainer: %s" % e.details()
             rc = rc or 3
+        out["start_ms"] = round((time.monotonic() - t1) * 1000, 2)
         if a.wait_exit:
             out["status"], _ = wait_state(c, out["id"], "CONTAINER_EXITED", a.wait_exit)
         print(json.dumps(out), flush=True)

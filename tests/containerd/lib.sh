@@ -1,19 +1,70 @@
 # Helpers of the containerd lane: a private containerd (config, root,
-# state, gRPC socket, runc root) with its CRI plugin, a local busybox image
-# imported without a registry, kubelet's cgroupfs pod cgroups under a
-# private subtree, the daemon, and the CRI client (cri.py). Source it after
-# tests/integration/lib.sh (wait_for, check, it_skip_all, it_mkroot, ...);
-# call cri_setup first. cri_cleanup (the EXIT trap) removes everything this
-# lane made and touches nothing else.
+# state, gRPC socket, runc root, NRI socket) with its CRI plugin, a local
+# busybox image imported without a registry, kubelet's cgroupfs pod cgroups
+# under a private subtree, the daemon, and the CRI client (cri.py). Source
+# it after tests/integration/lib.sh (wait_for, check, it_skip_all,
+# it_mkroot, ...); call cri_setup first. cri_cleanup (the EXIT trap)
+# removes everything this lane made and touches nothing else.
+#
+# CRI_CONTAINERD picks the containerd under test:
+#   1.6  the system's (Debian bookworm), no NRI: cpusetd's BPF-only mode;
+#   1.7  Debian trixie's, BUILD_DIR/containerd-1.7/usr/bin (make deps),
+#        NRI enabled (it is off by default in 1.7), config version 2;
+#   2.x  Debian sid's, BUILD_DIR/containerd-2.x/usr/bin (make deps), NRI
+#        on (its default), config version 3.
+# With NRI, CRI_NRI_SOCK is the runtime's private NRI socket (cpusetd's
+# `nri_socket`), CRI_NRI_PLUGINS its pre-installed plugin directory;
+# cri_has_nri says whether the running containerd serves NRI.
 
 CRI_PY=/usr/bin/python3	# Debian's python3-grpcio / python3-grpc-tools
 CRI_IMAGE=localhost/cpusetd-cri-busybox:1
 CRI_NS=demo		# the pods' Kubernetes namespace
+CRI_CONTAINERD=${CRI_CONTAINERD:-1.6}
+# NRI's timeouts (containerd's defaults, nri v0.6.1 and v0.8.0
+# pkg/adaptation/plugin.go: 5 s, 2 s); a test may shorten them before
+# cri_containerd_start, e.g. to see the runtime go on without a stopped
+# plugin sooner.
+CRI_NRI_REGISTRATION_TIMEOUT=${CRI_NRI_REGISTRATION_TIMEOUT:-5s}
+CRI_NRI_REQUEST_TIMEOUT=${CRI_NRI_REQUEST_TIMEOUT:-2s}
+
+# cri_select: CRI_BIN, the directory of containerd, ctr and
+# containerd-shim-runc-v2 for CRI_CONTAINERD, first on PATH (containerd
+# finds its shim on PATH: the system's 1.6 shim must not serve 1.7 or
+# 2.x). A version that is not there skips (fails under CI=true); one that
+# is not what its name says fails.
+cri_select() {
+	local v
+	case $CRI_CONTAINERD in
+	1.6)
+		command -v containerd >/dev/null || it_skip_all "containerd missing (make deps)"
+		CRI_BIN=$(dirname "$(command -v containerd)")
+		;;
+	1.7 | 2.x)
+		CRI_BIN=$(realpath -m "$IT_OUT/containerd-$CRI_CONTAINERD/usr/bin")
+		[ -x "$CRI_BIN/containerd" ] ||
+			it_skip_all "containerd $CRI_CONTAINERD missing: $CRI_BIN (make deps)"
+		;;
+	*)
+		not_ok "CRI_CONTAINERD=$CRI_CONTAINERD: 1.6, 1.7 or 2.x"
+		exit 1
+		;;
+	esac
+	PATH=$CRI_BIN:$PATH
+	v=$(containerd --version | awk '{print $3}')
+	case $v in
+	"${CRI_CONTAINERD%.x}".*) ;;
+	*)
+		not_ok "CRI_CONTAINERD=$CRI_CONTAINERD but $CRI_BIN/containerd is $v"
+		exit 1
+		;;
+	esac
+	CRI_VERSION=$v
+}
 
 cri_require() {
 	[ "$(id -u)" = 0 ] || it_skip_all "needs root"
 	[ -d "$IT_CPUSET" ] || [ -e /sys/fs/cgroup/cgroup.controllers ] || it_skip_all "no cpuset hierarchy"
-	command -v containerd >/dev/null || it_skip_all "containerd missing (make deps)"
+	cri_select
 	command -v ctr >/dev/null || it_skip_all "ctr missing (make deps)"
 	command -v containerd-shim-runc-v2 >/dev/null || it_skip_all "containerd-shim-runc-v2 missing (make deps)"
 	command -v runc >/dev/null || it_skip_all "runc missing (make deps)"
@@ -36,8 +87,14 @@ cri_setup() {
 	CRI_STATE_DIR=$IT_WORK/state	# containerd's state: the bundles
 	CRI_BUNDLES=$CRI_STATE_DIR/io.containerd.runtime.v2.task/k8s.io
 	CRI_IDS=$IT_WORK/ids	# "POD NAME ID" of every container and sandbox made
-	CRI_RUN_EXISTED=
-	[ -d /run/containerd ] && CRI_RUN_EXISTED=1
+	CRI_NRI_SOCK='' CRI_NRI_PLUGINS=''
+	if [ "$CRI_CONTAINERD" != 1.6 ]; then
+		CRI_NRI_SOCK=$IT_WORK/nri/nri.sock
+		CRI_NRI_PLUGINS=$IT_WORK/nri/plugins
+		mkdir -p "$CRI_NRI_PLUGINS" "$IT_WORK/nri/conf.d"
+	fi
+	CRI_NRI_EXISTED=
+	[ -e /var/run/nri ] && CRI_NRI_EXISTED=1	# NRI's default socket dir: never ours
 	mkdir -p "$IT_WORK"/{pods,cpusetd,client,logs,cni/bin,cni/net.d}
 	: >"$IT_WORK/empty.conf"
 	trap cri_cleanup EXIT
@@ -107,57 +164,187 @@ cri_build_image() {
 
 # --- containerd ---
 
+# cri_write_config: containerd.toml for CRI_CONTAINERD. 1.6 and 1.7 read
+# version 2 (the CRI's settings under io.containerd.grpc.v1.cri); 2.x
+# reads version 3, where they are split into io.containerd.cri.v1.images
+# (snapshotter, the sandbox image), io.containerd.cri.v1.runtime (runtimes,
+# CNI) and io.containerd.grpc.v1.cri (the streaming server) (containerd
+# 2.1's `containerd config default`). The same settings either way.
 cri_write_config() {
-	cat >"$IT_WORK/containerd.toml" <<-EOF
-	version = 2
-	root = "$IT_WORK/root"
-	state = "$CRI_STATE_DIR"
-	disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
-	  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs"]
+	local v=2 cri='plugins."io.containerd.grpc.v1.cri"' rt
+	[ "$CRI_CONTAINERD" = 2.x ] && v=3
+	{
+		cat <<-EOF
+		version = $v
+		root = "$IT_WORK/root"
+		state = "$CRI_STATE_DIR"
+		disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
+		  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs"]
 
-	[grpc]
-	  address = "$CRI_SOCK"
-	[ttrpc]
-	  address = "$CRI_SOCK.ttrpc"
-	[debug]
-	  level = "info"
+		[grpc]
+		  address = "$CRI_SOCK"
+		[ttrpc]
+		  address = "$CRI_SOCK.ttrpc"
+		[debug]
+		  level = "info"
 
-	[plugins."io.containerd.internal.v1.opt"]
-	  path = "$IT_WORK/opt"
-	# The tasks service needs the v1 runtime loaded; unused, but private too.
-	[plugins."io.containerd.runtime.v1.linux"]
-	  runtime_root = "$IT_WORK/runc-v1"
-	[plugins."io.containerd.grpc.v1.cri"]
-	  sandbox_image = "$CRI_IMAGE"
-	  disable_apparmor = true
-	  # Never below containerd's own oom_score_adj: a sandboxed host
-	  # (no CAP_SYS_RESOURCE) refuses kubelet's negative values.
-	  restrict_oom_score_adj = true
-	  enable_selinux = false
-	  stream_server_address = "127.0.0.1"
-	  stream_server_port = "0"
-	  [plugins."io.containerd.grpc.v1.cri".cni]
-	    bin_dir = "$IT_WORK/cni/bin"
-	    conf_dir = "$IT_WORK/cni/net.d"
-	  [plugins."io.containerd.grpc.v1.cri".containerd]
-	    snapshotter = "overlayfs"
-	    default_runtime_name = "runc"
-	    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-	      runtime_type = "io.containerd.runc.v2"
-	      pod_annotations = ["weka.io/*", "koordinator.sh/*", "scheduling.koordinator.sh/*"]
-	      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-	        BinaryName = "$(command -v runc)"
-	        Root = "$IT_WORK/runc"
-	        SystemdCgroup = false
-	EOF
+		[plugins."io.containerd.internal.v1.opt"]
+		  path = "$IT_WORK/opt"
+		EOF
+		if [ $v = 2 ]; then
+			rt=$cri
+			cat <<-EOF
+			# The tasks service needs the v1 runtime loaded; unused, but private too.
+			[plugins."io.containerd.runtime.v1.linux"]
+			  runtime_root = "$IT_WORK/runc-v1"
+			[$cri]
+			  sandbox_image = "$CRI_IMAGE"
+			EOF
+		else
+			rt='plugins."io.containerd.cri.v1.runtime"'
+			cat <<-EOF
+			[plugins."io.containerd.cri.v1.images"]
+			  snapshotter = "overlayfs"
+			  [plugins."io.containerd.cri.v1.images".pinned_images]
+			    sandbox = "$CRI_IMAGE"
+			[plugins."io.containerd.image-verifier.v1.bindir"]
+			  bin_dir = "$IT_WORK/opt/image-verifier"
+			[$cri]
+			  stream_server_address = "127.0.0.1"
+			  stream_server_port = "0"
+			[$rt]
+			EOF
+		fi
+		cat <<-EOF
+		  disable_apparmor = true
+		  # Never below containerd's own oom_score_adj: a sandboxed host
+		  # (no CAP_SYS_RESOURCE) refuses kubelet's negative values.
+		  restrict_oom_score_adj = true
+		  enable_selinux = false
+		  enable_cdi = false
+		EOF
+		[ $v = 2 ] && cat <<-EOF
+		  stream_server_address = "127.0.0.1"
+		  stream_server_port = "0"
+		EOF
+		echo "  [$rt.cni]"
+		if [ $v = 2 ]; then
+			echo "    bin_dir = \"$IT_WORK/cni/bin\""
+		else
+			echo "    bin_dirs = [\"$IT_WORK/cni/bin\"]"	# bin_dir is deprecated in 2.x
+		fi
+		cat <<-EOF
+		    conf_dir = "$IT_WORK/cni/net.d"
+		  [$rt.containerd]
+		EOF
+		[ $v = 2 ] && echo '    snapshotter = "overlayfs"'
+		cat <<-EOF
+		    default_runtime_name = "runc"
+		    [$rt.containerd.runtimes.runc]
+		      runtime_type = "io.containerd.runc.v2"
+		      pod_annotations = ["weka.io/*", "koordinator.sh/*", "scheduling.koordinator.sh/*"]
+		      [$rt.containerd.runtimes.runc.options]
+		        BinaryName = "$(command -v runc)"
+		        Root = "$IT_WORK/runc"
+		        SystemdCgroup = false
+		EOF
+		# NRI (containerd 1.7 pkg/nri/config.go, 2.1 internal/nri/
+		# config.go): the socket plugins connect to, the pre-installed
+		# plugins and their configs, all private (2.x would otherwise
+		# serve /var/run/nri/nri.sock and start /opt/nri/plugins/*).
+		[ -n "$CRI_NRI_SOCK" ] && cat <<-EOF
+		[plugins."io.containerd.nri.v1.nri"]
+		  disable = false
+		  socket_path = "$CRI_NRI_SOCK"
+		  plugin_path = "$CRI_NRI_PLUGINS"
+		  plugin_config_path = "$IT_WORK/nri/conf.d"
+		  plugin_registration_timeout = "$CRI_NRI_REGISTRATION_TIMEOUT"
+		  plugin_request_timeout = "$CRI_NRI_REQUEST_TIMEOUT"
+		EOF
+		true
+	} >"$IT_WORK/containerd.toml"
 }
 
-# cri_containerd_start: the private containerd, up when the CRI answers.
+# --- a mount namespace of the lane's own for containerd and its shims ---
+# All three put their shims' sockets in /run/containerd/s whatever the
+# config says (socketRoot, fixed at build time: runtime/v2/shim/
+# util_unix.go in 1.6 and 1.7, pkg/shim/util_unix.go in 2.1). So
+# containerd runs in a mount namespace, held by a sleeping process
+# (CRI_NS_PID), whose /run is a tmpfs showing every entry of the host's
+# /run (bind mounts, as they were at the start) but containerd/, its own
+# empty directory: the system's
+# /run/containerd is never touched, and two runs of the lane never share
+# one. Its shims and containers inherit it; the mounts they make (rootfs
+# overlays, sandbox shm) live and die with it. A restarted containerd
+# enters the same namespace and finds its shims. Processes outside it see
+# the same files elsewhere (the work dir, the state dir, cgroupfs, /proc);
+# `ctr run` and `ctr task exec` from outside need --fifo-dir in the work
+# dir (their default /run/containerd/fifo would be the host's).
+cri_ns_start() {
+	[ -n "${CRI_NS_PID:-}" ] && return 0
+	unshare --mount --propagation private sh -euc '
+		h=$1/hostrun
+		mkdir "$h"
+		mount --rbind /run "$h"
+		mount -t tmpfs -o mode=0755,size=16m cpusetd-cri-run /run
+		for e in "$h"/* "$h"/.[!.]*; do
+			[ -e "$e" ] || [ -L "$e" ] || continue
+			n=${e##*/}
+			if [ "$n" = containerd ]; then continue
+			elif [ -L "$e" ]; then cp -P "$e" "/run/$n"
+			elif [ -d "$e" ]; then mkdir "/run/$n" && mount --rbind "$e" "/run/$n"
+			else : >"/run/$n" && mount --bind "$e" "/run/$n"
+			fi
+		done
+		mkdir -m 0711 /run/containerd
+		umount -l "$h"
+		rmdir "$h"
+		exec sleep 2147483647' cri-ns "$IT_WORK" >>"$IT_WORK/ns.log" 2>&1 &
+	CRI_NS_PID=$!
+	cri_ns_ready() { [ "$(cat "/proc/$CRI_NS_PID/comm")" = sleep ]; }
+	wait_for 10 cri_ns_ready || { cat "$IT_WORK/ns.log"; return 1; }
+	CRI_MNTNS=$(readlink "/proc/$CRI_NS_PID/ns/mnt")
+}
+
+# cri_in_ns CMD...: CMD in the lane's mount namespace (sees its /run).
+cri_in_ns() { nsenter --mount="/proc/$CRI_NS_PID/ns/mnt" -- "$@"; }
+
+# cri_ns_pids: every process in the lane's mount namespace.
+cri_ns_pids() {
+	local p
+	[ -n "${CRI_MNTNS:-}" ] || return 0
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$CRI_MNTNS" ] && echo "${p#/proc/}"
+	done
+}
+
+cri_ns_stop() {
+	[ -n "${CRI_NS_PID:-}" ] || return 0
+	kill -KILL "$CRI_NS_PID" 2>/dev/null
+	wait "$CRI_NS_PID" 2>/dev/null
+	CRI_NS_PID=
+}
+
+# cri_containerd_start: the private containerd in the lane's mount
+# namespace, up when the CRI answers (and NRI's socket is there).
 cri_containerd_start() {
 	cri_write_config
-	containerd --config "$IT_WORK/containerd.toml" >>"$IT_WORK/containerd.log" 2>&1 &
-	CRI_CONTAINERD=$!
-	wait_for 30 cri version >/dev/null
+	cri_ns_start || return 1
+	# nsenter execs containerd: $! is containerd's PID (not a subshell's).
+	nsenter --mount="/proc/$CRI_NS_PID/ns/mnt" -- \
+		containerd --config "$IT_WORK/containerd.toml" >>"$IT_WORK/containerd.log" 2>&1 &
+	CRI_CONTAINERD_PID=$!
+	wait_for 30 cri version >/dev/null || return 1
+	# NRI's socket comes up with the CRI plugin; a plugin may connect now.
+	[ -z "$CRI_NRI_SOCK" ] || wait_for 30 test -S "$CRI_NRI_SOCK"
+}
+
+# cri_has_nri: true when the running containerd has its NRI plugin loaded
+# and serving CRI_NRI_SOCK (1.7 and 2.x here; never 1.6).
+cri_has_nri() {
+	[ -n "$CRI_NRI_SOCK" ] && [ -S "$CRI_NRI_SOCK" ] &&
+		ctr -a "$CRI_SOCK" plugins ls 2>/dev/null |
+		awk '$1 == "io.containerd.nri.v1" && $2 == "nri" && $NF == "ok" {f = 1} END {exit !f}'
 }
 
 cri_image_import() {
@@ -166,11 +353,15 @@ cri_image_import() {
 		wait_for 30 cri image-status "$CRI_IMAGE" >/dev/null
 }
 
+# cri_containerd_restart: stop and start again, in the same mount
+# namespace; the running shims and containers stay and are found again.
+cri_containerd_restart() { cri_containerd_stop && cri_containerd_start; }
+
 cri_containerd_stop() {
-	[ -n "${CRI_CONTAINERD:-}" ] || return 0
-	kill -TERM "$CRI_CONTAINERD" 2>/dev/null
-	wait "$CRI_CONTAINERD" 2>/dev/null
-	CRI_CONTAINERD=
+	[ -n "${CRI_CONTAINERD_PID:-}" ] || return 0
+	kill -TERM "$CRI_CONTAINERD_PID" 2>/dev/null
+	wait "$CRI_CONTAINERD_PID" 2>/dev/null
+	CRI_CONTAINERD_PID=
 }
 
 # Shims of our containerd (they outlive it by design): found by the
@@ -187,11 +378,12 @@ cri_cleanup() {
 	local id pid m h
 	if [ -n "${IT_KEEP:-}" ]; then
 		daemon_stop
-		echo "# kept $IT_WORK; containerd (PID ${CRI_CONTAINERD:-none}) still serves $CRI_SOCK"
+		echo "# kept $IT_WORK; containerd $CRI_VERSION (PID ${CRI_CONTAINERD_PID:-none}) still serves $CRI_SOCK;" \
+			"its mount namespace: nsenter --mount=/proc/${CRI_NS_PID:-none}/ns/mnt"
 		return 0
 	fi
 	daemon_stop 2>/dev/null
-	if [ -n "${CRI_CONTAINERD:-}" ]; then
+	if [ -n "${CRI_CONTAINERD_PID:-}" ]; then
 		timeout 60 "$CRI_PY" tests/containerd/cri.py remove-all >/dev/null 2>&1
 		cri_containerd_stop
 	fi
@@ -200,7 +392,13 @@ cri_cleanup() {
 		runc --root "$IT_WORK/runc/k8s.io" kill "$id" KILL 2>/dev/null
 		runc --root "$IT_WORK/runc/k8s.io" delete -f "$id" 2>/dev/null
 	done
-	# Mounts left under the work dir (rootfs overlays, sandbox shm), deepest first.
+	cri_ns_stop
+	# What is still in it (a container the KILL has not ended yet): by
+	# PID; the namespace and its mounts (rootfs overlays, sandbox shm) go
+	# with the last.
+	for pid in $(cri_ns_pids); do kill -KILL "$pid" 2>/dev/null; done
+	wait_for 10 test -z "$(cri_ns_pids)"
+	# Mounts left under the work dir (a test's own), deepest first.
 	for m in $(awk -v w="$IT_WORK/" 'index($2, w) == 1 {print $2}' /proc/self/mounts | sort -r); do
 		umount -l "$m" 2>/dev/null
 	done
@@ -210,18 +408,12 @@ cri_cleanup() {
 	done
 	rm -rf "$IT_PIN"
 	rm -rf --one-file-system "$IT_WORK"
-	# The shims' socket directory is fixed in containerd 1.6
-	# (/run/containerd/s); if this lane made it, remove it when empty and
-	# no other containerd (another run of this lane) may be using it.
-	if [ -z "$CRI_RUN_EXISTED" ] && ! pgrep -x containerd >/dev/null; then
-		rmdir /run/containerd/s /run/containerd 2>/dev/null
-	fi
 	return 0
 }
 
 # cri_leftovers: prints what cri_cleanup left behind (nothing, it should).
 cri_leftovers() {
-	local h
+	local h pid
 	[ -n "$(cri_shim_pids)" ] && echo "shims: $(cri_shim_pids | tr '\n' ' ')"
 	awk -v w="$IT_WORK/" 'index($2, w) == 1 {print "mount: " $2}' /proc/self/mounts
 	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
@@ -229,8 +421,10 @@ cri_leftovers() {
 	done
 	[ -e "$IT_PIN" ] && echo "pin dir: $IT_PIN"
 	[ -e "$IT_WORK" ] && echo "work dir: $IT_WORK"
-	[ -z "$CRI_RUN_EXISTED" ] && [ -e /run/containerd ] && ! pgrep -x containerd >/dev/null &&
-		echo "/run/containerd: $(ls -A /run/containerd)"
+	for pid in $(cri_ns_pids); do
+		echo "in the lane's mount namespace: $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+	done
+	[ -z "$CRI_NRI_EXISTED" ] && [ -e /var/run/nri ] && echo "/var/run/nri: $(ls -A /var/run/nri)"
 	return 0
 }
 
@@ -308,9 +502,12 @@ ctr_cgroup() {
 
 # --- the daemon ---
 
+# daemon_start [CONFIG]: cpusetd on the lane's kubepods root, state and
+# pin dirs, with CONFIG as its config file (default: an empty one; e.g.
+# one with nri_socket = $CRI_NRI_SOCK); up when status.json is written.
 daemon_start() {
 	rm -f "$IT_WORK/cpusetd/status.json"
-	"$IT_OUT/cpusetd" --config "$IT_WORK/empty.conf" --kubepods-root "$ROOT" \
+	"$IT_OUT/cpusetd" --config "${1:-$IT_WORK/empty.conf}" --kubepods-root "$ROOT" \
 		--bundle-path "$CRI_BUNDLES/{id}/config.json" \
 		--state-dir "$IT_WORK/cpusetd" --pin-dir "$IT_PIN" \
 		--kubelet-pods-dir "$IT_WORK/pods" --kubelet-state-file "" \

@@ -1,6 +1,9 @@
 #!/bin/bash
-# cpusetd under a real containerd (Debian's 1.6, CRI plugin, runc shim v2),
-# driven through the CRI gRPC API the way kubelet drives it: RunPodSandbox
+# cri-versions: 1.6 1.7 2.x
+# cpusetd (BPF-only mode) under a real containerd (CRI_CONTAINERD: Debian's
+# 1.6, trixie's 1.7 or sid's 2.x with NRI on and no plugin connected; CRI
+# plugin, runc shim v2), driven through the CRI gRPC API the way kubelet
+# drives it: RunPodSandbox
 # into kubelet's cgroupfs pod cgroups, CreateContainer with the termination
 # message file bind-mounted, StartContainer, ContainerStatus, Stop/Remove.
 # Pod annotations reach the bundles through containerd's pod_annotations.
@@ -8,7 +11,7 @@
 # root, the cgroup subtree, the BPF pin dir. Placements are checked through
 # the kernel (/proc/PID/status Cpus_allowed_list, cpuset files); outcomes
 # are waited on (up to 30 s), never raced. This host has CPUs 0-1.
-#   tests/containerd/test_containerd.sh [BUILD_DIR]
+#   [CRI_CONTAINERD=1.6|1.7|2.x] tests/containerd/test_containerd.sh [BUILD_DIR]
 cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}
 . tests/integration/lib.sh
@@ -40,7 +43,10 @@ must() {
 
 must "busybox OCI image built (layer, config, manifest, index.json)" cri_build_image
 must "containerd starts on a private socket, CRI runtime.v1 answers" cri_containerd_start
-it_log "runtime: $(cri version)"
+it_log "runtime: $(cri version) ($CRI_BIN/containerd $CRI_VERSION)"
+if [ -n "$CRI_NRI_SOCK" ]; then
+	check "NRI: containerd $CRI_CONTAINERD serves its private socket $CRI_NRI_SOCK" cri_has_nri
+fi
 must "image imported with ctr; the CRI sees it (no registry)" cri_image_import
 must "cpusetd starts" daemon_start
 
@@ -50,6 +56,15 @@ must "shared: RunPodSandbox" run_pod s1 burstable
 must "shared: CreateContainer + StartContainer" run_ctr s1 app --cpu-request 250 --cpu-limit 500 --memory-limit 67108864
 check "shared: app runs on the whole pool 0-1" wait_for 30 allowed_is s1 app 0-1
 check "shared: its sandbox (pause) too" wait_for 30 allowed_is s1 POD 0-1
+# containerd finds its shim on PATH: the system's 1.6 shim must not serve 1.7 or 2.x.
+shim_exes() { for p in $(cri_shim_pids); do readlink "/proc/$p/exe"; done | sort -u; }
+check "the shims are containerd $CRI_CONTAINERD's own ($(shim_exes | tr '\n' ' '))" \
+	test "$(shim_exes)" = "$(realpath "$CRI_BIN/containerd-shim-runc-v2")"
+# Their sockets are in the lane's own /run/containerd/s (lib.sh cri_ns_start).
+shim_socks() { cri_in_ns ls /run/containerd/s; }
+not_on_host() { local n; for n in $(shim_socks); do [ ! -e "/run/containerd/s/$n" ] || return 1; done; }
+check "the shims' sockets are in the lane's own /run/containerd/s ($(shim_socks | wc -l)), none in the host's" \
+	eval '[ -n "$(shim_socks)" ] && not_on_host'
 
 # --- annotated: weka.io/cores-ids through pod_annotations ---
 must "annotated: RunPodSandbox" run_pod a1 burstable weka.io/cores-ids=1
@@ -191,6 +206,16 @@ check "call order: every container started while cpusetd ran was named from its 
 	test "$named" = "$total" -a "$total" -gt 40
 check "call order: no container logged without its bundle ('?/?/<id>')" \
 	no_match "$IT_WORK/daemon.log" -F '?/?/'
+
+# --- containerd restarted under running pods (what the NRI tests need):
+# in the lane's mount namespace it finds its shims again ---
+phase call-order
+must "containerd restarts" cri_containerd_restart
+running() { [ "$(cri status "${CTR_ID[$1]}" | jq -r .state)" = CONTAINER_RUNNING ]; }
+check "after the restart the CRI still sees g1/app and s2/app running (their shims found again)" \
+	eval 'running g1/app && running s2/app'
+check "after the restart: placements unchanged (g1 on 0, s2 on 1)" eval 'allowed_is g1 app 0 && allowed_is s2 app 1'
+phase containerd-restart
 
 daemon_stop
 check "SIGTERM leaves placements in place" allowed_is g1 app 0

@@ -50,7 +50,7 @@ DS_IDS=()
 ds_cleanup() {
 	local id
 	[ -n "${IT_KEEP:-}" ] && return 0
-	[ -n "${CRI_CONTAINERD:-}" ] || return 0
+	[ -n "${CRI_CONTAINERD_PID:-}" ] || return 0
 	for id in "${DS_IDS[@]}"; do
 		ctrd task kill -s SIGKILL "$id" >/dev/null 2>&1
 		ctrd task delete -f "$id" >/dev/null 2>&1
@@ -89,6 +89,11 @@ SPEC=$IT_WORK/spec.json
 check "the manifest names the image make image built ($DS_IMAGE)" \
 	jq_quiet --arg i "$DS_IMAGE" '.image == $i' "$SPEC"
 
+# Before containerd: its mount namespace (lib.sh cri_ns_start) gets a copy
+# of the host's mounts as they are then, and the daemon container must see
+# the same bpffs instance as this test.
+mkdir -p "$IT_WORK/bpffs" "$IT_WORK/kubelet/pods" "$IT_WORK/configmap"
+mount -t bpf bpf "$IT_WORK/bpffs"	# a bpffs instance of this test's own
 must "containerd starts on a private socket" cri_containerd_start
 must "busybox image for the pods built" cri_build_image
 must "busybox image imported" cri_image_import
@@ -111,8 +116,6 @@ declare -A HOST=(
 	[/run/cpusetd]=$IT_WORK/state
 )
 STATE=$IT_WORK/state
-mkdir -p "$IT_WORK/bpffs" "$IT_WORK/kubelet/pods" "$IT_WORK/configmap"
-mount -t bpf bpf "$IT_WORK/bpffs"	# a bpffs instance of this test's own
 
 # ds_opts: the ctr run options of the manifest, one a line, into DS_OPTS.
 ds_opts() {
