@@ -18,7 +18,8 @@ import sys
 
 # folder -> the folders it may include or call. The pipeline, from the
 # bottom: base <- cgroupfs, topo, meta <- alloc <- policy <- config <-
-# daemon -> export; telemetry and the BPF loaders beside it. maps/ is the
+# daemon -> export; telemetry and the BPF loaders beside it; nri (the
+# NRI wire layer) on base and meta, used by daemon. maps/ is the
 # BPF ABI, open to all.
 ALLOWED = {
     'base': set(),

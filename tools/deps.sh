@@ -19,6 +19,7 @@ prometheus prometheus-node-exporter curl
 stress-ng rt-tests strace
 qemu-system-x86 cpio kmod
 containerd python3-grpcio python3-grpc-tools
+protobuf-c-compiler libprotobuf-c-dev
 debhelper lintian man-db groff-base
 debootstrap"
 # `make image` (tools/image): debootstrap builds its Debian base. Its test

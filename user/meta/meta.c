@@ -208,9 +208,10 @@ out:
 	return r == -ENOMEM ? r : 0;
 }
 
-/* Annotations; fills identity, type, cores-ids and *term (the container's
- * termination message path). Returns 0, -EBADMSG (bundle fault), -ENOMEM. */
-static int parse_annotations(struct json_object *root, struct pod_meta *m, char *term, size_t term_size)
+/* The annotation object ann; fills identity, type, cores-ids and *term
+ * (the container's termination message path). Returns 0 or -ENOMEM. */
+static int parse_annotation_object(struct json_object *ann, struct pod_meta *m, char *term,
+				   size_t term_size)
 {
 	static const struct {
 		const char *const *keys;
@@ -224,15 +225,9 @@ static int parse_annotations(struct json_object *root, struct pod_meta *m, char 
 		F(keys_container_name, container_name),
 #undef F
 	};
-	struct json_object *ann;
 	char type[32] = "";
 	int r;
 
-	r = meta_member(root, "annotations", json_type_object, &ann);
-	if (r < 0)
-		return bad_field(m, root, "annotations", json_type_object, 0);
-	if (r == 0)
-		return 0;
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
 		get_first_string(m, ann, fields[i].keys, fields[i].n,
 				 (char *)m + fields[i].off, fields[i].size);
@@ -247,6 +242,75 @@ static int parse_annotations(struct json_object *root, struct pod_meta *m, char 
 		return r;
 	/* The direct annotations win; CRI-O's copy is only the fallback. */
 	return parse_crio_annotations(ann, m);
+}
+
+/* The bundle's annotations. Returns 0, -EBADMSG (bundle fault), -ENOMEM. */
+static int parse_annotations(struct json_object *root, struct pod_meta *m, char *term, size_t term_size)
+{
+	struct json_object *ann;
+	int r;
+
+	r = meta_member(root, "annotations", json_type_object, &ann);
+	if (r < 0)
+		return bad_field(m, root, "annotations", json_type_object, 0);
+	if (r == 0)
+		return 0;
+	return parse_annotation_object(ann, m, term, term_size);
+}
+
+/* The pairs as a JSON object of strings, so that they pass through the
+ * very checks a bundle's annotations do. A value keeps its length (an
+ * embedded NUL is then refused by meta_string_fit); a key must be a C
+ * string for json-c, so one with a NUL is left out: cut at the NUL it
+ * could pose as a known key. Returns 0 or -ENOMEM. */
+static int annotation_object(const struct meta_annotation *a, size_t n, struct json_object **ret)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *v;
+		char *key;
+
+		/* An empty key or value may come as NULL (protobuf-c). */
+		if (a[i].key_len && memchr(a[i].key, '\0', a[i].key_len))
+			continue;
+		/* json-c lengths are int: longer is over every limit anyway. */
+		key = strndup(a[i].key_len ? a[i].key : "", a[i].key_len);
+		v = json_object_new_string_len(a[i].value_len ? a[i].value : "",
+					       a[i].value_len > INT32_MAX ? INT32_MAX :
+					       (int)a[i].value_len);
+		if (!key || !v || json_object_object_add(o, key, v) < 0) {
+			free(key);
+			json_object_put(v);
+			json_object_put(o);
+			return -ENOMEM;
+		}
+		free(key);
+	}
+	*ret = o;
+	return 0;
+}
+
+int meta_parse_annotations(const struct meta_annotation *a, size_t n, struct pod_meta *ret)
+{
+	struct pod_meta m = { .quota_us = -1 };
+	struct json_object *ann;
+	char term[PATH_MAX] = "";
+	int r;
+
+	r = annotation_object(a, n, &ann);
+	if (r < 0)
+		return r;
+	r = parse_annotation_object(ann, &m, term, sizeof(term));
+	json_object_put(ann);
+	if (r < 0) {
+		meta_release(&m);
+		return r;
+	}
+	*ret = m;
+	return 0;
 }
 
 /* linux.resources.cpu and linux.cgroupsPath. Returns 0 or -EBADMSG. */

@@ -137,6 +137,28 @@ int meta_parse_file(const char *config_json, struct pod_meta *ret);
 /* Same, from a NUL-terminated JSON text (for tests and fuzzing). */
 int meta_parse_text(const char *json, struct pod_meta *ret);
 
+/* One annotation as a runtime lists it (NRI's map<string, string>): key
+ * and value with their lengths, not NUL-terminated, either may hold a NUL. */
+struct meta_annotation {
+	const char *key;
+	size_t key_len;
+	const char *value;
+	size_t value_len;
+};
+
+/*
+ * Reads the annotations alone from a list of n pairs instead of a bundle
+ * (NRI sends them so), into *ret (overwritten; from_bundle false, quota_us
+ * -1, no resources). The same keys, limits and verdicts as the annotations
+ * of meta_parse_file: one code path reads both. A value with a NUL or
+ * longer than its limit makes ret->invalid META_INVALID_ANNOTATION naming
+ * the key; a key with a NUL is no known key and is skipped. A later pair
+ * with an equal key replaces an earlier one (a map's last entry wins).
+ * The termination-path key is read and ignored (no mounts here).
+ * Returns 0, or -ENOMEM (*ret untouched).
+ */
+int meta_parse_annotations(const struct meta_annotation *a, size_t n, struct pod_meta *ret);
+
 /* Frees what m owns and zeroes it (quota_us = -1). Accepts a zeroed m. */
 void meta_release(struct pod_meta *m);
 

@@ -28,6 +28,10 @@
 #ifndef CPUSETD_NRI_H
 #define CPUSETD_NRI_H
 
+#ifdef __bpf__
+#error "user-space header: BPF programs share only maps/cpusetd.h"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -118,7 +122,9 @@ int nri_reply_add_update(struct nri_reply *r, const char *container_id,
 struct nri_handlers {
 	/* The connection is up (registered and configured, before the first
 	 * Synchronize) or down. runtime_name/version: ConfigureRequest's
-	 * ("" when down). Called once per change. */
+	 * ("" when down). Called once per change. containerd 1.7 never
+	 * sends Synchronize to a pre-installed plugin (seen with 1.7.24;
+	 * 2.1.9 does): up may not be followed by synchronize. */
 	void (*connected)(void *ctx, bool up, const char *runtime_name,
 			  const char *runtime_version);
 	/* The runtime's whole state: every container it knows (created,
@@ -158,11 +164,24 @@ struct nri_conn_config {
 /*
  * Makes a connection object and starts the first connection attempt (no
  * error when the socket is not there yet: it is retried, with backoff from
- * 100 ms doubling to 5 s). Returns 0 with *ret, -EINVAL (bad name or
- * index), -ENOMEM.
+ * 100 ms doubling to 5 s). The name must be 1..63 printable bytes without
+ * '/' or space. Returns 0 with *ret, -EINVAL (bad name, index or socket
+ * path), a negative errno of fcntl on a given socket_fd, -ENOMEM.
  */
 int nri_conn_new(const struct nri_conn_config *cfg, const struct nri_handlers *h,
 		 void *ctx, struct nri_conn **ret);
+
+/*
+ * A plugin the runtime starts itself (pre-installed) finds its connection
+ * in the environment (containerd/nri pkg/api/plugin.go, pkg/stub/stub.go):
+ * NRI_PLUGIN_SOCKET is the connected socket's fd number, NRI_PLUGIN_NAME
+ * and NRI_PLUGIN_IDX the name and index it was installed under. Sets
+ * cfg->socket_fd and, when given, plugin_name and plugin_index (pointers
+ * into the environment). Returns 1 when NRI_PLUGIN_SOCKET is set, 0 when
+ * not (cfg untouched), -EINVAL when it is not a valid fd number or the fd
+ * is not open (cfg untouched).
+ */
+int nri_conn_config_from_env(struct nri_conn_config *cfg);
 
 /* Closes the connection (handlers->connected(false) if it was up) and
  * frees. NULL is fine. */
@@ -176,14 +195,18 @@ int nri_conn_fd(const struct nri_conn *c);
 /* Reads what is there, answers every complete request through the
  * handlers, and sends queued output. A broken or hostile peer (bad frame,
  * oversized length, undecodable message) closes the connection and
- * schedules a reconnect; it never aborts. Returns 0, or -ENOMEM. */
+ * schedules a reconnect; it never aborts. Reads at most 4 MiB per call,
+ * so that a peer that never stops cannot hold the loop: poll the fd
+ * level-triggered (it stays readable). Returns 0, or -ENOMEM. */
 int nri_conn_dispatch(struct nri_conn *c);
 
 /* CLOCK_MONOTONIC µs at which nri_conn_tick must run next (a reconnect
  * attempt, a registration timeout), UINT64_MAX when none. */
 uint64_t nri_conn_due_us(const struct nri_conn *c);
 
-/* Runs what is due (reconnects). Returns 0, or -ENOMEM. */
+/* Runs what is due: a reconnect, a registration that took too long (10 s:
+ * closed and retried), output the socket did not take at once. Returns 0,
+ * or -ENOMEM. */
 int nri_conn_tick(struct nri_conn *c);
 
 /* Whether registered and configured: requests come through NRI. */
@@ -195,7 +218,13 @@ bool nri_conn_up(const struct nri_conn *c);
  * of each container's cpus matches the kernel's. Asynchronous: never
  * called from inside a handler (the runtime holds its lock while it waits
  * for our reply). The runtime's answer (its failed list) is logged and
- * counted, not returned. Returns 0, -ENOTCONN when not up, -ENOMEM.
+ * counted, not returned; these updates are sent without ignore_failure,
+ * in-band ones (in a reply) with it, so that one container gone in the
+ * meantime cannot fail a CreateContainer. The write is tried at once: a
+ * broken connection found then calls handlers->connected(false) from in
+ * here. Returns 0, -ENOTCONN when not up, -EBUSY with 64 calls still
+ * unanswered, -EMSGSIZE when n updates pass ttrpc's 4 MiB (split them),
+ * -ENOMEM.
  */
 int nri_conn_update_containers(struct nri_conn *c, const struct nri_update *u, size_t n);
 
