@@ -298,28 +298,7 @@ static void cpuset_write(struct fx *f, const struct nct *t, const char *value)
 
 /* ------------------------------------------------------ reply handling */
 
-/* The wire layer's (user/nri), which this test does not link. */
-int nri_reply_add_update(struct nri_reply *r, const char *container_id, const char *cpus,
-			 const char *mems)
-{
-	struct nri_update *u;
-
-	if (r->n_updates == r->cap_updates) {
-		size_t cap = r->cap_updates ? r->cap_updates * 2 : 8;
-
-		u = realloc(r->updates, cap * sizeof(*u));
-		if (!u)
-			return -ENOMEM;
-		r->updates = u;
-		r->cap_updates = cap;
-	}
-	u = &r->updates[r->n_updates++];
-	snprintf(u->container_id, sizeof(u->container_id), "%s", container_id);
-	snprintf(u->cpus, sizeof(u->cpus), "%s", cpus);
-	snprintf(u->mems, sizeof(u->mems), "%s", mems);
-	return 0;
-}
-
+/* The layer frees a reply's updates after sending it; here, the test. */
 static void reply_free(struct nri_reply *r)
 {
 	free(r->updates);

@@ -210,12 +210,16 @@ const struct snapshot_isolation *controller_isolation(const struct controller *c
  * nri_conn_update_containers, from the main loop, never from a handler.
  * Nothing (n 0) while NRI is not connected: its Synchronize catches up.
  * Cheap when the pools did not move. Returns 0 or -ENOMEM.
+ * controller_nri_untell: n updates the outbox gave that could not be sent
+ * (the connection was busy): the runtime has not heard them, so the next
+ * outbox gives them again. Cannot fail.
  * controller_nri_state: mode, state and runtime for the snapshot (the
  * connection's counters are the caller's). Cannot fail.
  */
 int controller_nri_enable(struct controller *c);
 void controller_nri_handlers(struct nri_handlers *ret);
 int controller_nri_outbox(struct controller *c, struct nri_update **ret, size_t *n);
+void controller_nri_untell(struct controller *c, const struct nri_update *u, size_t n);
 void controller_nri_state(const struct controller *c, struct snapshot_nri *ret);
 
 #endif

@@ -305,6 +305,20 @@ int controller_nri_outbox(struct controller *c, struct nri_update **ret, size_t 
 	return 0;
 }
 
+void controller_nri_untell(struct controller *c, const struct nri_update *u, size_t n)
+{
+	for (size_t i = 0; c->nri && i < n; i++) {
+		struct nri_rec *r = nri_rec_get(c, u[i].container_id);
+
+		if (r)
+			r->told = r->told_mems = false;
+	}
+	if (c->nri && n) {
+		c->nri->outbox_due = true;
+		c->n.nri_updates_sent -= n;	/* counted when they go */
+	}
+}
+
 /* The in-band updates of a reply: every other container whose record at
  * the runtime is behind. Nothing to look at when the pools did not move
  * and no record was marked behind since the last pass: a shared
