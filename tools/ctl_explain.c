@@ -282,6 +282,49 @@ static void explain_usage(FILE *f)
 		prog, CTL_DEFAULT_STATE_DIR, prog, prog, prog);
 }
 
+/*
+ * A container that has no cgroup (refused at NRI CreateContainer: it never
+ * ran) is only in the per-pod error table: its entry (by name, or by an
+ * ID prefix of its latest attempt), or NULL.
+ */
+static json_object *find_error(json_object *root, const char *what)
+{
+	json_object *arr = ctl_jget(root, "errors", json_type_array);
+	char ns[256], pod[256], ctr[256];
+	bool by_name = sscanf(what, "%255[^/]/%255[^/]/%255[^/]", ns, pod, ctr) == 3;
+
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+		json_object *e = json_object_array_get_idx(arr, i);
+
+		if (by_name ? strcmp(ctl_jstr(e, "namespace", ""), ns) == 0 &&
+			      strcmp(ctl_jstr(e, "pod", ""), pod) == 0 &&
+			      strcmp(ctl_jstr(e, "container", ""), ctr) == 0 :
+			      strncmp(ctl_jstr(e, "container_id", ""), what, strlen(what)) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Says why a container without a cgroup has none: its listed error. */
+static void print_refused(json_object *e, bool json)
+{
+	if (json) {
+		ctl_print_json(e);
+		return;
+	}
+	ctl_put_clean(ctl_jstr(e, "namespace", "?"));
+	putchar('/');
+	ctl_put_clean(ctl_jstr(e, "pod", "?"));
+	putchar('/');
+	ctl_put_clean(ctl_jstr(e, "container", "?"));
+	printf(": no cgroup (never ran, or gone); its pod's error list says:\n");
+	line("container", ctl_jstr(e, "container_id", "?"));
+	printf("  %-12s %s (%s, %lld attempts): ", "error", ctl_jstr(e, "reason", "?"),
+	       ctl_jstr(e, "action", "?"), (long long)ctl_jint(e, "attempts", 0));
+	ctl_put_clean(ctl_jstr(e, "message", ""));
+	putchar('\n');
+}
+
 /* Finds what and prints it; the exit code. */
 static int explain_run(struct ctl_opts *o, const char *what, bool json)
 {
@@ -293,6 +336,11 @@ static int explain_run(struct ctl_opts *o, const char *what, bool json)
 	if (ctl_status_load(o->state_dir, &root) < 0)
 		return EXIT_RUNTIME;
 	r = find(root, what, &c, &n);
+	if (r == -ENOENT && (e = find_error(root, what))) {
+		print_refused(e, json);	/* refused at CreateContainer (NRI) */
+		json_object_put(root);
+		return EXIT_SUCCESS;
+	}
 	if (r == -ENOENT)
 		fprintf(stderr, "%s: explain: no container %s '%s' in %s/status.json\n", prog,
 			strchr(what, '/') ? "named" : "with an ID starting with", what, o->state_dir);

@@ -81,6 +81,27 @@ static void print_liveness(json_object *d)
 	printf("daemon STOPPED at %s (%s ago)\n", when, ago);
 }
 
+/* "mode nri+bpf: NRI connected to containerd 2.1.9" / "mode bpf: NRI
+ * connecting" / "mode bpf (NRI off)"; nothing from a daemon before NRI. */
+static void print_mode(json_object *d)
+{
+	json_object *n = ctl_jget(d, "nri", json_type_object);
+	const char *state = ctl_jstr(n, "state", "off");
+
+	if (!n)
+		return;
+	if (strcmp(state, "off") == 0) {
+		printf("mode %s (NRI off)\n", ctl_jstr(d, "mode", "bpf"));
+		return;
+	}
+	printf("mode %s: NRI %s", ctl_jstr(d, "mode", "?"), state);
+	if (strcmp(state, "connected") == 0)
+		printf(" to %s %s", ctl_jstr(n, "runtime", "?"), ctl_jstr(n, "runtime_version", ""));
+	printf(" (%lld requests, %lld connects, %lld placed at create pending their cgroup)\n",
+	       (long long)ctl_jint(n, "requests", 0), (long long)ctl_jint(n, "connects", 0),
+	       (long long)ctl_jint(n, "pending", 0));
+}
+
 static void print_daemon(json_object *root)
 {
 	json_object *d = ctl_jget(root, "daemon", json_type_object);
@@ -93,6 +114,7 @@ static void print_daemon(json_object *root)
 	printf("cpusetd pid %lld, cgroup %s, kubepods root %s, BPF %s\n",
 	       (long long)ctl_jint(d, "pid", 0), ctl_jstr(d, "cgroup_mode", "?"),
 	       ctl_jstr(d, "kubepods_root", "?"), ctl_jstr(d, "bpf_attach", "?"));
+	print_mode(d);
 	printf("on_error %s, min_shared_cpus %lld%s\n", ctl_jstr(d, "on_error", "?"),
 	       (long long)ctl_jint(d, "min_shared_cpus", 0),
 	       ctl_jbool(d, "dry_run") ? ", DRY RUN (nothing is written)" : "");

@@ -181,7 +181,7 @@ static void sample_family(const char *line, const char *hist, char *ret, size_t 
  * after another started; counters and only counters end in _total. */
 static void check_exposition(char *text)
 {
-	char fam[256] = "", type[32] = "", hist[256] = "", seen[64][256];
+	char fam[256] = "", type[32] = "", hist[256] = "", seen[128][256];
 	size_t n_seen = 0;
 
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
@@ -242,6 +242,30 @@ static void test_exposition_rules_without_telemetry(void **state)
 	assert_has(text, "cpusetd_cgroup_write_errors_total 1");
 	check_exposition(text);
 	free(text);
+}
+
+/* NRI's state and the connection's counters, only with nri = auto. */
+static void test_nri(void **state)
+{
+	char *text;
+
+	(void)state;
+	text = render();
+	assert_lacks(text, "cpusetd_nri_info");
+	assert_lacks(text, "cpusetd_nri_connected");
+	free(text);
+	view.nri = (struct snapshot_nri){ .enabled = true, .state = "connected", .mode = "nri+bpf",
+					  .runtime_name = "containerd", .runtime_version = "2.1.9\"",
+					  .requests = 42, .update_failures = 1 };
+	text = render();
+	assert_has(text, "cpusetd_nri_info{state=\"connected\",mode=\"nri+bpf\","
+		   "runtime=\"containerd\",runtime_version=\"2.1.9\\\"\"} 1");
+	assert_has(text, "cpusetd_nri_connected 1");
+	assert_has(text, "cpusetd_nri_requests_total 42");
+	assert_has(text, "cpusetd_nri_update_failures_total 1");
+	check_exposition(text);
+	free(text);
+	view.nri = (struct snapshot_nri){ 0 };
 }
 
 /* --- content --- */
@@ -566,6 +590,7 @@ int main(void)
 		cmocka_unit_test_setup(test_hostile_names_in_output, setup),
 		cmocka_unit_test_setup(test_exposition_rules_with_telemetry, setup),
 		cmocka_unit_test_setup(test_exposition_rules_without_telemetry, setup),
+		cmocka_unit_test_setup(test_nri, setup),
 		cmocka_unit_test_setup(test_placement_pools_errors, setup),
 		cmocka_unit_test_setup(test_export_containers_all, setup),
 		cmocka_unit_test_setup(test_export_containers_none, setup),

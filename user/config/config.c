@@ -70,6 +70,10 @@ enum {
 	OPT_RELEASE,
 	OPT_EXPORT_CONTAINERS,
 	OPT_RUNQUEUE_WAIT_BUCKETS_US,
+	OPT_NRI,
+	OPT_NRI_SOCKET,
+	OPT_NRI_PLUGIN_NAME,
+	OPT_NRI_PLUGIN_INDEX,
 };
 
 static const struct option long_opts[] = {
@@ -111,6 +115,10 @@ static const struct option long_opts[] = {
 	{ "exclusive-cpu-quota", required_argument, NULL, OPT_EXCLUSIVE_CPU_QUOTA },
 	{ "export-containers",	required_argument, NULL, OPT_EXPORT_CONTAINERS },
 	{ "runqueue-wait-buckets-us", required_argument, NULL, OPT_RUNQUEUE_WAIT_BUCKETS_US },
+	{ "nri",		required_argument, NULL, OPT_NRI },
+	{ "nri-socket",		required_argument, NULL, OPT_NRI_SOCKET },
+	{ "nri-plugin-name",	required_argument, NULL, OPT_NRI_PLUGIN_NAME },
+	{ "nri-plugin-index",	required_argument, NULL, OPT_NRI_PLUGIN_INDEX },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ "check-config",	no_argument,	   NULL, OPT_CHECK_CONFIG },
@@ -186,6 +194,14 @@ static void usage(void)
 	       "                           4,16,64,256,1024,4096,16384,65536,262144,1048576)\n"
 	       "  --exclusive-cpu-quota unset|keep  lift the CFS quota of exclusive containers\n"
 	       "                           and their pods (default unset), or keep it\n"
+	       "NRI (see the README, NRI; every one needs a restart):\n"
+	       "  --nri auto|off           be the runtime's NRI plugin when its socket is\n"
+	       "                           there (retried), or only BPF (default auto)\n"
+	       "  --nri-socket PATH        the runtime's NRI socket (default\n"
+	       "                           " CONFIG_DEFAULT_NRI_SOCKET ")\n"
+	       "  --nri-plugin-name NAME   registered as (default " CONFIG_DEFAULT_NRI_NAME ")\n"
+	       "  --nri-plugin-index NN    two digits, the runtime's order among plugins\n"
+	       "                           (default " CONFIG_DEFAULT_NRI_INDEX ")\n"
 	       "Host isolation (see the README, Host isolation):\n"
 	       "  --isolate-host[=BOOL]    keep host cgroups, root-cgroup tasks, IRQs and\n"
 	       "                           unbound workqueues off exclusive CPUs (default false)\n"
@@ -262,6 +278,10 @@ static void set_defaults(struct cpusetd_config *c)
 	c->isolate_host = false;
 	c->isolate_host_rescan_ms = 1000;
 	c->export_containers = CONFIG_EXPORT_EXCLUSIVE;
+	c->nri = true;
+	strcpy(c->nri_socket, CONFIG_DEFAULT_NRI_SOCKET);
+	strcpy(c->nri_plugin_name, CONFIG_DEFAULT_NRI_NAME);
+	strcpy(c->nri_plugin_index, CONFIG_DEFAULT_NRI_INDEX);
 	/* powers of 4 from 4 µs to ~1 s: 13 series per CPU instead of 29
 	 * (README "Metrics"); "all" gives back every slot */
 	c->n_rq_buckets = 0;
@@ -386,6 +406,36 @@ static int set_isolate_skip(struct cpusetd_config *c, const char *v, char *err, 
 		return -EINVAL;
 	}
 	strcpy(c->isolate_host_skip, v);
+	return 0;
+}
+
+/*
+ * nri_plugin_name: what the runtime logs and orders us by (with the
+ * index); 1..CONFIG_NRI_NAME_MAX-1 letters, digits, '-', '_', '.', as a
+ * pre-installed plugin's file name "<index>-<name>" can hold.
+ */
+static int set_nri_name(struct cpusetd_config *c, const char *v, char *err, size_t errlen)
+{
+	size_t n = strlen(v);
+
+	if (n == 0 || n >= sizeof(c->nri_plugin_name) ||
+	    strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != n) {
+		snprintf(err, errlen, "expected 1..%zu letters, digits, '-', '_' or '.', got '%s'",
+			 sizeof(c->nri_plugin_name) - 1, v);
+		return -EINVAL;
+	}
+	strcpy(c->nri_plugin_name, v);
+	return 0;
+}
+
+/* nri_plugin_index: exactly two digits, "00".."99" (NRI's plugin index). */
+static int set_nri_index(struct cpusetd_config *c, const char *v, char *err, size_t errlen)
+{
+	if (strlen(v) != 2 || v[0] < '0' || v[0] > '9' || v[1] < '0' || v[1] > '9') {
+		snprintf(err, errlen, "expected two digits 00..99, got '%s'", v);
+		return -EINVAL;
+	}
+	strcpy(c->nri_plugin_index, v);
 	return 0;
 }
 
@@ -533,6 +583,19 @@ static int apply(struct loader *l, int id, const char *name, const char *v, char
 		return -EINVAL;
 	case OPT_EXPORT_CONTAINERS:
 		return set_export_containers(c, v, err, errlen);
+	case OPT_NRI:
+		if (strcmp(v, "auto") == 0 || strcmp(v, "off") == 0) {
+			c->nri = v[0] == 'a';
+			return 0;
+		}
+		snprintf(err, errlen, "expected auto|off, got '%s'", v);
+		return -EINVAL;
+	case OPT_NRI_SOCKET:
+		return set_path(c->nri_socket, sizeof(c->nri_socket), v, err, errlen);
+	case OPT_NRI_PLUGIN_NAME:
+		return set_nri_name(c, v, err, errlen);
+	case OPT_NRI_PLUGIN_INDEX:
+		return set_nri_index(c, v, err, errlen);
 	case OPT_RUNQUEUE_WAIT_BUCKETS_US:
 		return set_rq_buckets(c, v, err, errlen);
 	case OPT_EXCLUSIVE_CPU_QUOTA:

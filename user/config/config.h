@@ -17,7 +17,8 @@
  * sched_priority, nice, run_on_reserved_cpus. The CFS quota of exclusive
  * containers: exclusive_cpu_quota (unset|keep). Host isolation (README
  * "Host isolation", user/host/host.h): isolate_host (bool; --isolate-host),
- * isolate_host_skip, isolate_host_rescan_ms.
+ * isolate_host_skip, isolate_host_rescan_ms. NRI (README "NRI"): nri
+ * (auto|off), nri_socket, nri_plugin_name, nri_plugin_index.
  */
 #ifndef CPUSETD_CONFIG_H
 #define CPUSETD_CONFIG_H
@@ -41,6 +42,11 @@
  * (its --collector.textfile.directory default, README.textfile). */
 #define CONFIG_DEFAULT_TEXTFILE		"/var/lib/prometheus/node-exporter/cpusetd.prom"
 #define CONFIG_MAX_EXPORT_INTERVAL	86400
+/* NRI (user/nri/nri.h NRI_DEFAULT_*): the runtime's socket, and who we
+ * register as */
+#define CONFIG_DEFAULT_NRI_SOCKET	"/var/run/nri/nri.sock"
+#define CONFIG_DEFAULT_NRI_NAME		"cpusetd"
+#define CONFIG_DEFAULT_NRI_INDEX	"99"
 /* runqueue_wait_buckets_us: at most one bound per edge between the BPF
  * run-queue slots (maps/cpusetd.h: 27 log2-µs slots, 26 edges) */
 #define CONFIG_MAX_RQ_BUCKETS		26
@@ -100,6 +106,13 @@ struct cpusetd_config {
 	enum config_export_containers export_containers;
 	uint32_t rq_buckets_us[CONFIG_MAX_RQ_BUCKETS];
 	unsigned n_rq_buckets;
+	/* NRI (README "NRI"): nri = auto (true, the default: the runtime's
+	 * plugin whenever its socket is there, retried) | off (BPF only);
+	 * the socket, and the name and two-digit index we register as */
+	bool nri;
+	char nri_socket[PATH_MAX];
+	char nri_plugin_name[64];
+	char nri_plugin_index[3];
 	/* --check-config: check, print, exit (main.c); never an INI key */
 	bool check_config;
 	/* --release: give back what cpusetd changed, exit (release.c); never

@@ -63,6 +63,10 @@ static void f_min_shared(const struct cpusetd_config *c, char *b, size_t n) { sn
 static void f_resize(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%u", c->resize_check_ms); }
 static void f_interval(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%u", c->export_interval_s); }
 static void f_rescan(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%u", c->isolate_host_rescan_ms); }
+static void f_nri(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", c->nri ? "auto" : "off"); }
+static void f_nri_socket(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", c->nri_socket); }
+static void f_nri_name(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", c->nri_plugin_name); }
+static void f_nri_index(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", c->nri_plugin_index); }
 /* "" with sched_policy other: no priority, and the key must then be
  * absent (config_print comments it out). */
 static void f_prio(const struct cpusetd_config *c, char *b, size_t n)
@@ -168,7 +172,8 @@ static void f_kubelet_opts(const struct cpusetd_config *c, char *b, size_t n)
  * its locks; the kubepods root and the cgroup driver it implies; the
  * allocation policy, which placements in force were decided by; dry_run
  * and the CFS quota mode, whose start-time recovery a live switch would
- * skip).
+ * skip; NRI's mode, socket, name and index, which the one connection
+ * is made with).
  */
 static const struct key keys[] = {
 	{ "kubepods_root", RESTART, FIELD(kubepods_root), 0, 0, f_root },
@@ -214,6 +219,11 @@ static const struct key keys[] = {
 	{ "cores_ids_namespaces", LIVE, FIELD(policy.cores_ids_namespaces), 0, 0, f_cores_ns },
 	{ "resource_status_namespaces", LIVE, FIELD(policy.resource_status_namespaces), 0, 0,
 	  f_status_ns },
+	/* NRI: the connection is made once, at start, as whom it says */
+	{ "nri", RESTART, FIELD(nri), 0, 0, f_nri },
+	{ "nri_socket", RESTART, FIELD(nri_socket), 0, 0, f_nri_socket },
+	{ "nri_plugin_name", RESTART, FIELD(nri_plugin_name), 0, 0, f_nri_name },
+	{ "nri_plugin_index", RESTART, FIELD(nri_plugin_index), 0, 0, f_nri_index },
 };
 
 #define N_KEYS	(sizeof(keys) / sizeof(keys[0]))

@@ -16,6 +16,9 @@
  *   controller_telemetry.c the telemetry maps user space owns
  *   controller_isolate.c   host isolation: when to pass (user/host does it)
  *   controller_table.c     the container table and what each container is
+ *   controller_nri.c       NRI's requests: placement at CreateContainer
+ *   controller_nri_book.c  NRI's records by container id, and the mkdir of a
+ *                          container NRI placed (confirmed) or never saw
  */
 #include <errno.h>
 #include <stdio.h>
@@ -120,6 +123,7 @@ static void fini(struct controller *c)
 	void *v;
 
 	controller_messages_free(c);
+	controller_nri_free(c);
 	if (c->by_path)
 		controller_free_table(c->by_path);
 	while (c->writers && strmap_next(c->writers, &it, &k, &v))

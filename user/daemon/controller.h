@@ -22,6 +22,7 @@
 #include "user/bpf/bpf_telemetry.h"
 #include "user/config/config.h"
 #include "user/export/snapshot.h"
+#include "user/nri/nri.h"
 #include "user/topo/topology.h"
 
 struct controller;	/* opaque: controller_internal.h */
@@ -193,5 +194,32 @@ int controller_isolate_stop(struct controller *c);
 /* What the last isolation pass left (the exporters' view), or NULL when
  * isolation is off. Valid until the next pass. */
 const struct snapshot_isolation *controller_isolation(const struct controller *c);
+
+/*
+ * NRI (config nri = auto; controller_nri.c, user/nri/nri.h). The same
+ * policy and writer as the BPF path, asked at CreateContainer; BPF stays
+ * the safety net for whatever the runtime makes without asking.
+ *
+ * controller_nri_enable: keep NRI's records from now on (before the
+ * connection is made). Returns 0 or -ENOMEM.
+ * controller_nri_handlers: the handlers for nri_conn_new, whose ctx must
+ * be c. Cannot fail.
+ * controller_nri_outbox: the updates the runtime has not heard of, for
+ * changes made outside an NRI request (a BPF event, an in-place resize,
+ * hotplug, a resync): *ret (malloc'd, n of them; free it) for
+ * nri_conn_update_containers, from the main loop, never from a handler.
+ * Nothing (n 0) while NRI is not connected: its Synchronize catches up.
+ * Cheap when the pools did not move. Returns 0 or -ENOMEM.
+ * controller_nri_untell: n updates the outbox gave that could not be sent
+ * (the connection was busy): the runtime has not heard them, so the next
+ * outbox gives them again. Cannot fail.
+ * controller_nri_state: mode, state and runtime for the snapshot (the
+ * connection's counters are the caller's). Cannot fail.
+ */
+int controller_nri_enable(struct controller *c);
+void controller_nri_handlers(struct nri_handlers *ret);
+int controller_nri_outbox(struct controller *c, struct nri_update **ret, size_t *n);
+void controller_nri_untell(struct controller *c, const struct nri_update *u, size_t n);
+void controller_nri_state(const struct controller *c, struct snapshot_nri *ret);
 
 #endif

@@ -168,6 +168,12 @@ int controller_on_cpuset_write(struct controller *c, const struct cpusetd_event 
 	 * the bytes: for it, a foreign write is one that changed the file. */
 	if (!bytes && !changed)
 		return 0;
+	/* Placed at NRI CreateContainer: until its first exec, writes are
+	 * its runtime creating it (v1: runc copies the parent's sets into
+	 * the new cpuset, then writes our answer); its exec check judges
+	 * what they left (controller_nri_book.c). */
+	if (ct->nri_placed && ct->exec_pending && !controller_container_started(c, ct))
+		return 0;
 	if (cpus && runtime_write(c, ct, &r))
 		return r;
 	if (!controller_off_decision(c, ct, cpus ? CGFS_CPUS : CGFS_MEMS))

@@ -25,6 +25,7 @@ static int on_mkdir(struct controller *c, const struct cpusetd_event *ev)
 {
 	struct cgfs_path_info info;
 	struct container *ct;
+	bool unseen;
 	int r;
 
 	if (cgfs_parse_path(c->root, ev->path, &info) < 0 || info.level != CGFS_LEVEL_CONTAINER)
@@ -35,7 +36,13 @@ static int on_mkdir(struct controller *c, const struct cpusetd_event *ev)
 		c->n.events_stale++;	/* gone already: its rmdir follows */
 		return 0;
 	}
-	ct = container_new(c, ev->path, &info, ev->cgroup_id);
+	/* Placed at NRI CreateContainer: confirmed, not decided again. */
+	r = c->nri ? controller_nri_on_mkdir(c, ev->path, &info, ev->cgroup_id, ev->ts_ns) : 0;
+	if (r)
+		return r < 0 ? r : 0;
+	ct = container_new(c, ev->path, &info, ev->cgroup_id,
+			   controller_nri_meta(c, info.container_id));
+	unseen = ct && controller_nri_unseen(c, ct);	/* before it is in the table */
 	if (!ct || strmap_put(c->by_path, ct->path, ct) < 0) {
 		container_free(ct);
 		return -ENOMEM;
@@ -47,6 +54,8 @@ static int on_mkdir(struct controller *c, const struct cpusetd_event *ev)
 	 * mkdir and its init joining is when the set must land. */
 	r = controller_place(c, ct, ev->ts_ns);
 	controller_skip_sched_rebuild(c, ct);	/* after convergence: not on its clock */
+	if (unseen)
+		controller_nri_note_unseen(c, ct);
 	return r;
 }
 
@@ -130,6 +139,7 @@ static int on_populated(struct controller *c, const struct cpusetd_event *ev)
 	if (live && !container_live(ct)) {
 		log_info("%s (%.12s): has a task again; admitting it", ct->name,
 			 ct->info.container_id);
+		controller_nri_retell(c, ct);	/* its runtime hears where it runs now */
 		return controller_place(c, ct, ev->ts_ns);
 	}
 	if (live || !container_live(ct) || ev->arg)

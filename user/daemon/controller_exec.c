@@ -149,6 +149,13 @@ int controller_on_exec(struct controller *c, const struct cpusetd_event *ev)
 		cpulist_format(&cpus, have, sizeof(have));
 		log_notice("%s: runtime left cpus %s at exec; re-applied", ct->name, have);
 		c->n.exec_reapplied++;
+		/* Placed at CreateContainer, and the runtime did not write our
+		 * answer: it gave up waiting for it (controller_nri.c). */
+		if (ct->nri_placed) {
+			c->n.nri_not_applied++;
+			controller_nri_retell(c, ct);
+		}
 	}
+	ct->nri_placed = false;	/* one exec check decides */
 	return 0;
 }

@@ -41,6 +41,8 @@ enum container_state {
 	CT_LIVE = 0,	/* admitted: its decision is in force */
 	CT_WAITING,	/* found empty at a resync: admitted at its first task */
 	CT_EXITED,	/* every task exited: released */
+	CT_PENDING,	/* admitted at NRI CreateContainer, its cgroup not made yet:
+			 * not in the table (controller_nri.c keeps it) */
 };
 
 /* One container cgroup under the kubepods root. */
@@ -100,6 +102,10 @@ struct container {
 	bool quota_err_logged;		/* a failed quota write was logged */
 	int64_t quota_saved_us;		/* > 0 while quota_unset */
 	uint64_t quota_saved_period_us;
+	/* NRI (controller_nri.c): placed at CreateContainer and confirmed at
+	 * its mkdir; cleared once its first exec check ran */
+	bool nri_placed;
+	uint64_t nri_decided_ns;	/* CLOCK_MONOTONIC of that decision */
 };
 
 /*
@@ -162,6 +168,7 @@ struct controller {
 	struct reject_writer *messages;	/* termination message writer (controller_message.c) */
 	uint64_t message_due_us;	/* earliest message_deadline_us of a queued
 					 * message; 0 = none */
+	struct controller_nri *nri;	/* NRI's records (controller_nri.c); NULL: off */
 };
 
 /* On a pool (shared or BE), with a task: its set follows the pool. */
@@ -228,11 +235,13 @@ void container_inherit_pod(struct container *ct, const struct container *sb);
 void container_log_decision(const struct container *ct);
 
 /* A new table entry for the container cgroup at path (info parsed from
- * it), its metadata loaded (bundle, else the cgroup's CPU limit).
- * cgroup_id: from the event, or 0 to stat the cgroup. NULL on ENOMEM.
- * Not yet in c's table: the caller puts it. */
+ * it), its metadata loaded: given (NRI's, copied) when not NULL, else
+ * the bundle, else the cgroup's CPU limit. cgroup_id: from the event, or
+ * 0 to stat the cgroup. NULL on ENOMEM. Not yet in c's table: the
+ * caller puts it. */
 struct container *container_new(struct controller *c, const char *path,
-				const struct cgfs_path_info *info, uint64_t cgroup_id);
+				const struct cgfs_path_info *info, uint64_t cgroup_id,
+				const struct pod_meta *given);
 
 /* The pod's sandbox container in the table, or NULL. O(N), once per
  * container start. */
@@ -445,6 +454,108 @@ void controller_isolate_stale(struct controller *c);
  * pass when the exclusive or online set differs from the last pass's,
  * or force. No-op with isolation off. */
 void controller_isolate_sync(struct controller *c, bool force);
+
+/* --- controller_resize.c --- */
+
+/*
+ * Re-decides ct for a new CPU limit quota_us / period_us (quota_us <= 0:
+ * none) as an in-place resize does (policy_resize) and, when the
+ * placement changed, converges: whoever gives CPUs up writes first. A
+ * refusal keeps the placement and is logged once per limit. Only
+ * Guaranteed, non-sandbox, non-annotated containers without an error are
+ * re-decided, and never on an unlimited reading. Returns 1 when the
+ * placement changed, 0 when not, -ENOMEM.
+ */
+int controller_resize_to(struct controller *c, struct container *ct, int64_t quota_us,
+			 uint64_t period_us);
+
+/* --- controller_nri_book.c (NRI's records by container id; controller_nri.c
+ * answers the requests) --- */
+
+/* One container the runtime knows through NRI. */
+struct nri_rec {
+	char id[72];
+	bool has_meta;
+	struct pod_meta meta;		/* as NRI last described it (owned) */
+	bool told;			/* told_cpus is the runtime's record */
+	bool told_mems;			/* told_mems too */
+	struct cpumask told_cpus, told_mems_set;
+	struct container *pending;	/* CT_PENDING: admitted, no cgroup yet */
+};
+
+struct controller_nri {
+	struct strmap *recs;		/* container id -> struct nri_rec */
+	struct strmap *logged_pods;	/* pod UID -> (void *)1 */
+	bool up;			/* registered: requests come through NRI */
+	bool seen;			/* it was up once: its runtime speaks NRI */
+	char runtime_name[64], runtime_version[64];
+	uint64_t told_gen;		/* policy_pools_gen when the runtime's records
+					 * were last brought up to date */
+	bool outbox_due;		/* a record may be behind (whatever the gen) */
+};
+
+/* Shared and BE containers follow their pool. */
+static inline bool nri_pool_kind(enum cpusetd_kind k)
+{
+	return k == CPUSETD_KIND_SHARED || k == CPUSETD_KIND_BE;
+}
+
+/* The record of id, or NULL (also with NRI off). */
+struct nri_rec *nri_rec_get(const struct controller *c, const char *id);
+
+/* The record of id, made (empty) when missing. NULL on ENOMEM. */
+struct nri_rec *nri_rec_want(struct controller *c, const char *id);
+
+/* NRI's description of the container replaces the record's (deep copy).
+ * 0 or -ENOMEM (the record unchanged). */
+int nri_rec_set_meta(struct nri_rec *r, const struct pod_meta *m);
+
+/* Frees a record (its pending container too), and a map of them. NULL is
+ * fine. */
+void nri_rec_free(struct nri_rec *r);
+void nri_recs_free(struct strmap *m);
+
+/* Frees NRI's records (pending containers too). Accepts c->nri NULL. */
+void controller_nri_free(struct controller *c);
+
+/*
+ * A container cgroup's mkdir (after same_cgroup): when NRI placed the
+ * container at CreateContainer, it is confirmed here, not decided again:
+ * it joins the table under path with its cgroup id, the live sets are
+ * read, and only a cgroup made before our answer (the runtime went on
+ * without it) is written now (nri_not_applied); otherwise the runtime
+ * writes the adjustment itself, and the exec check stays armed for the
+ * case it did not. Returns 1 when handled so, 0 when it is not NRI's
+ * (the BPF path places it), -ENOMEM.
+ */
+int controller_nri_on_mkdir(struct controller *c, const char *path,
+			    const struct cgfs_path_info *info, uint64_t cgroup_id, uint64_t event_ns);
+
+/* Whether ct, new in the table by the BPF path, was made without a
+ * CreateContainer while the runtime has been seen over NRI (and is not a
+ * sandbox). Call before ct is put in the table. */
+bool controller_nri_unseen(const struct controller *c, const struct container *ct);
+
+/* Counts (created_without_nri) and logs, once per pod, a container the
+ * BPF path placed because NRI never asked; the runtime learns its set by
+ * the next update. Cannot fail. */
+void controller_nri_note_unseen(struct controller *c, const struct container *ct);
+
+/* The metadata NRI gave for container_id (resync builds its table entry
+ * from it instead of a bundle), or NULL. */
+const struct pod_meta *controller_nri_meta(const struct controller *c, const char *container_id);
+
+/* The runtime's record of ct is not known to match ours any more (it did
+ * not apply our answer, or ct was admitted again): it is told again by
+ * the next reply or the outbox. No-op without a record. */
+void controller_nri_retell(struct controller *c, const struct container *ct);
+
+/* Containers admitted at CreateContainer whose cgroup is not made yet:
+ * their number, and the list (n of them) into out, each with
+ * cpus_running = its decided CPUs, so a resync re-admits them where the
+ * runtime was told. */
+size_t controller_nri_n_pending(const struct controller *c);
+void controller_nri_list_pending(struct controller *c, struct container **out);
 
 /* --- controller_defend.c --- */
 

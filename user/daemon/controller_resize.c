@@ -56,20 +56,18 @@ static void apply_resize(struct controller *c, struct container *ct,
 	controller_sync_map(c, ct);
 }
 
-/* One container: 1 when its placement changed, 0 when not, -ENOMEM. */
-static int check_resize(struct controller *c, struct container *ct)
+int controller_resize_to(struct controller *c, struct container *ct, int64_t quota,
+			 uint64_t period)
 {
 	struct policy_decision old = ct->d, d;
 	struct policy_request req;
-	int64_t quota, was_quota = ct->meta.quota_us;
-	uint64_t period, was_period = ct->meta.period_us;
+	int64_t was_quota = ct->meta.quota_us;
+	uint64_t was_period = ct->meta.period_us;
 	bool was_limited = ct->meta.has_cpu_limit;
 	int r;
 
 	if (ct->meta.sandbox || ct->info.qos != POD_QOS_GUARANTEED || ct->killed ||
-	    !container_live(ct) ||
-	    ct->d.err || ct->d.kind == CPUSETD_KIND_ANNOTATED ||
-	    cgfs_read_cpu_quota(c->cg, ct->path, &quota, &period) < 0 || quota <= 0 || !period)
+	    ct->d.err || ct->d.kind == CPUSETD_KIND_ANNOTATED || quota <= 0 || !period)
 		return 0;
 	if (was_limited && quota == was_quota && period == was_period) {
 		ct->resize_refused_quota = 0;	/* a refused resize was taken back */
@@ -102,6 +100,20 @@ static int check_resize(struct controller *c, struct container *ct)
 	c->n.inplace_resizes++;
 	c->dirty = true;
 	return 1;
+}
+
+/* One container of the timer's: 1 when its placement changed, 0 when
+ * not, -ENOMEM. */
+static int check_resize(struct controller *c, struct container *ct)
+{
+	int64_t quota;
+	uint64_t period;
+
+	if (!container_live(ct) || ct->meta.sandbox || ct->info.qos != POD_QOS_GUARANTEED ||
+	    ct->killed || ct->d.err || ct->d.kind == CPUSETD_KIND_ANNOTATED ||
+	    cgfs_read_cpu_quota(c->cg, ct->path, &quota, &period) < 0)
+		return 0;
+	return controller_resize_to(c, ct, quota, period);
 }
 
 int controller_check_resizes(struct controller *c)

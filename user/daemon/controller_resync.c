@@ -34,7 +34,7 @@ static int scan_one(const char *path, void *arg)
 		s->list = l;
 		s->cap = cap;
 	}
-	ct = container_new(s->c, path, &info, 0);
+	ct = container_new(s->c, path, &info, 0, controller_nri_meta(s->c, info.container_id));
 	if (!ct)
 		return -ENOMEM;
 	controller_quota_adopt(s->c, ct);	/* a limit we lifted: recovery places by it */
@@ -139,11 +139,13 @@ out:
 	return r;
 }
 
-/* recover() over the containers that have a task; the others hold
- * nothing until they get one. 0 or -ENOMEM. */
+/* recover() over the containers that have a task, and those NRI admitted
+ * whose cgroup is not made yet (the runtime was told their sets); the
+ * others hold nothing until they get one. 0 or -ENOMEM. */
 static int recover_live(struct controller *c, struct container **list, size_t n)
 {
-	struct container **live = calloc(n + 1, sizeof(*live));
+	size_t pending = controller_nri_n_pending(c);
+	struct container **live = calloc(n + pending + 1, sizeof(*live));
 	size_t k = 0;
 	int r;
 
@@ -152,6 +154,8 @@ static int recover_live(struct controller *c, struct container **list, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (container_live(list[i]))
 			live[k++] = list[i];
+	controller_nri_list_pending(c, live + k);
+	k += pending;
 	r = recover(c, live, k);
 	free(live);
 	return r;
@@ -180,6 +184,7 @@ static int install_table(struct controller *c, struct container **list, size_t n
 			memcpy(list[i]->writer_logged, old->writer_logged,
 			       sizeof(list[i]->writer_logged));
 			list[i]->rebuild_skipped = old->rebuild_skipped;
+			list[i]->nri_placed = old->nri_placed;
 			/* A refused resize is not news after a resync either. */
 			list[i]->resize_refused_quota = old->resize_refused_quota;
 			/* Its failed map entry: the write below says whether it

@@ -100,6 +100,7 @@ int controller_snapshot(const struct controller *c, struct snapshot *ret)
 		.rq_bounds_us = c->cfg->rq_buckets_us,
 		.n_rq_bounds = c->cfg->n_rq_buckets,
 	};
+	controller_nri_state(c, &ret->nri);
 	policy_shared_pool(c->policy, &ret->shared_pool);
 	policy_be_pool(c->policy, &ret->be_pool);
 	policy_reserved(c->policy, &ret->reserved);

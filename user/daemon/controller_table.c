@@ -72,11 +72,18 @@ void container_inherit_pod(struct container *ct, const struct container *sb)
  * is there but unusable is not "without one": it stays an error (the
  * policy refuses META_INVALID_BUNDLE), but the CPU limit still comes from
  * the cgroup so the container is named and counted right. */
-static void load_meta(struct controller *c, struct container *ct)
+static void load_meta(struct controller *c, struct container *ct, const struct pod_meta *given)
 {
 	const char *tmpl[CONFIG_MAX_BUNDLE_PATHS];
 	int r;
 
+	/* NRI described it: nothing is read from the runtime's files. */
+	if (given && meta_copy(&ct->meta, given) == 0) {
+		if (!ct->meta.pod_uid[0])
+			snprintf(ct->meta.pod_uid, sizeof(ct->meta.pod_uid), "%s", ct->info.pod_uid);
+		meta_name(&ct->meta, ct->info.container_id, ct->name, sizeof(ct->name));
+		return;
+	}
 	for (unsigned i = 0; i < c->cfg->n_bundle_paths; i++)
 		tmpl[i] = c->cfg->bundle_paths[i];
 	r = meta_load(tmpl, c->cfg->n_bundle_paths, ct->info.container_id, &ct->meta);
@@ -97,7 +104,8 @@ static void load_meta(struct controller *c, struct container *ct)
 
 /* cgroup_id: from the event, or 0 to stat the cgroup. */
 struct container *container_new(struct controller *c, const char *path,
-				const struct cgfs_path_info *info, uint64_t cgroup_id)
+				const struct cgfs_path_info *info, uint64_t cgroup_id,
+				const struct pod_meta *given)
 {
 	struct container *ct = calloc(1, sizeof(*ct));
 
@@ -109,7 +117,7 @@ struct container *container_new(struct controller *c, const char *path,
 	ct->cgroup_id = cgroup_id;
 	if (!cgroup_id && cgfs_cgroup_id(c->cg, path, &ct->cgroup_id) < 0)
 		ct->cgroup_id = 0;
-	load_meta(c, ct);
+	load_meta(c, ct, given);
 	/* Without a bundle nothing says: expects_runtime_write decides. */
 	ct->runtime_write_pending = !ct->meta.from_bundle || ct->meta.runtime_sets_cpus;
 	return ct;

@@ -45,6 +45,7 @@
 #include "user/bpf/bpf_telemetry.h"
 #include "user/config/config.h"
 #include "controller.h"
+#include "daemon_nri.h"
 #include "user/export/export_textfile.h"
 #include "user/base/clock.h"
 #include "user/base/files.h"
@@ -66,6 +67,7 @@ struct daemon {
 	struct bpf_events *bpf;
 	struct bpf_telemetry *tel;	/* NULL: running without telemetry */
 	struct controller *ctl;		/* NULL until start() made it */
+	struct daemon_nri *nri;		/* NULL: nri = off (daemon_nri.h) */
 	uint64_t lost_seen;
 	struct export_textfile *prom;	/* NULL: no textfile export */
 	int epfd, sigfd;
@@ -564,6 +566,7 @@ static void write_status(struct daemon *d)
 	}
 	s.isolation = controller_isolation(d->ctl);
 	s.restart_needed = d->restart_keys;
+	daemon_nri_stats(d->nri, &s.nri);
 	/* One snapshot for both: they say the same thing. */
 	export_textfile_tick(d->prom, &s);
 	if (status_due(s.dirty, &d->beat)) {
@@ -627,6 +630,7 @@ static int loop_timeout_ms(const struct daemon *d, bool wd, uint64_t wd_usec)
 
 	timeout = status_timeout_ms(&d->beat, timeout);	/* status.json's heartbeat */
 	timeout = timeout_until(controller_reject_due_us(d->ctl), timeout);
+	timeout = timeout_until(daemon_nri_due_us(d->nri), timeout);	/* a reconnect */
 	if (controller_resync_failed(d->ctl) && (timeout < 0 || timeout > RESYNC_RETRY_MS))
 		timeout = RESYNC_RETRY_MS;
 	timeout = timeout_until(export_at_us(d), timeout);
@@ -651,6 +655,8 @@ static int dispatch(struct daemon *d, const struct epoll_event *evs, int n)
 			return -ENOMEM;
 		if (evs[i].data.fd == controller_messages_fd(d->ctl))
 			controller_reject_poll(d->ctl);
+		if (daemon_nri_owns(d->nri, evs[i].data.fd) && daemon_nri_on_ready(d->nri) == -ENOMEM)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -692,6 +698,10 @@ static int run(struct daemon *d)
 			return r < 0 ? r : 0;
 		check_lost(d);
 		if (retry_resync(d) == -ENOMEM)
+			return -ENOMEM;
+		/* NRI's reconnects, and what the runtime must hear of this turn's
+		 * changes (never from inside one of its requests) */
+		if (daemon_nri_turn(d->nri) == -ENOMEM)
 			return -ENOMEM;
 		at = controller_reject_due_us(d->ctl);
 		if (at && mono_us() >= at)
@@ -868,6 +878,10 @@ static int start(struct daemon *d)
 		log_error("epoll/signalfd: %s", strerror(-r));
 		return r;
 	}
+	/* Requests are answered in the loop, after the resync below. */
+	r = daemon_nri_open(&d->cfg, d->ctl, d->epfd, &d->nri);
+	if (r < 0)
+		return r;
 	log_info("cpuset on %s (hierarchy %d), BPF attached via %s, foreign writes via %s, "
 		 "kubepods root %s", m.cpuset_mnt, m.cpuset_hierarchy_id,
 		 bpf_events_attach_mode(d->bpf), bpf_events_write_hook(d->bpf),
@@ -946,6 +960,7 @@ int main(int argc, char **argv)
 		sd_notify(0, "STOPPING=1");
 		log_info("stopping; placements stay as they are");
 	}
+	daemon_nri_free(d.nri);		/* its handlers use the controller */
 	controller_free(d.ctl);
 	bpf_telemetry_free(d.tel);
 	export_textfile_free(d.prom);

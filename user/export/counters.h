@@ -81,7 +81,22 @@
 	X(config_reloads, "cpusetd_config_reloads_total", \
 	  "SIGHUP config reloads taken (the file was valid; restart-only keys wait).") \
 	X(config_reload_failures, "cpusetd_config_reload_failures_total", \
-	  "SIGHUP config reloads refused (invalid file): the old config stays.")
+	  "SIGHUP config reloads refused (invalid file): the old config stays.") \
+	/* controller_nri.c, controller_nri_book.c: NRI (README "NRI") */ \
+	X(nri_placed_at_create, "cpusetd_nri_placed_at_create_total", \
+	  "Containers placed at NRI CreateContainer (the runtime applies the answer).") \
+	X(nri_refused_at_create, "cpusetd_nri_refused_at_create_total", \
+	  "NRI CreateContainer requests refused for an admission error (on_error=reject).") \
+	X(nri_confirmed_at_mkdir, "cpusetd_nri_confirmed_at_mkdir_total", \
+	  "Containers placed at CreateContainer whose cgroup mkdir confirmed them (no new decision).") \
+	X(nri_not_applied, "cpusetd_nri_not_applied_total", \
+	  "Containers placed at CreateContainer whose runtime did not apply the answer: written by the BPF path.") \
+	X(created_without_nri, "cpusetd_created_without_nri_total", \
+	  "Containers whose cgroup appeared without an NRI CreateContainer while NRI was in use: placed by BPF.") \
+	X(nri_updates_sent, "cpusetd_nri_updates_sent_total", \
+	  "Container cpuset updates sent to the runtime over NRI (in replies and UpdateContainers).") \
+	X(nri_synchronizes, "cpusetd_nri_synchronizes_total", \
+	  "NRI Synchronize requests handled (each rebuilds the table from the live cgroups).")
 
 /* Monotonic since the daemon started. */
 struct cpusetd_counters {

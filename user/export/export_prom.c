@@ -216,6 +216,37 @@ static void hist_series(FILE *f, const char *name, const char *labels, unsigned 
 		labels[0] ? "}" : "", (unsigned long long)cum);
 }
 
+/* NRI (README "NRI"): whether it is in use, with whom, and the
+ * connection's counters; nothing with nri = off. */
+static void render_nri(FILE *f, const struct snapshot_nri *n)
+{
+	if (!n->enabled)
+		return;
+	family(f, "cpusetd_nri_info", "gauge",
+	       "NRI's state (connected, connecting) and the runtime it registered with (value 1).");
+	fputs("cpusetd_nri_info{", f);
+	put_label(f, "state", n->state, true);
+	put_label(f, "mode", n->mode, false);
+	put_label(f, "runtime", n->runtime_name, false);
+	put_label(f, "runtime_version", n->runtime_version, false);
+	fputs("} 1\n", f);
+	scalar(f, "cpusetd_nri_connected", "gauge",
+	       "1 while registered with the runtime over NRI (placement at CreateContainer).",
+	       strcmp(n->state, "connected") == 0);
+	scalar(f, "cpusetd_nri_pending_containers", "gauge",
+	       "Containers placed at CreateContainer whose cgroup is not made yet.", n->pending);
+	scalar(f, "cpusetd_nri_connects_total", "counter",
+	       "Registrations with the runtime over NRI.", n->connects);
+	scalar(f, "cpusetd_nri_disconnects_total", "counter",
+	       "NRI connections lost or closed for an error.", n->disconnects);
+	scalar(f, "cpusetd_nri_requests_total", "counter",
+	       "NRI requests from the runtime answered.", n->requests);
+	scalar(f, "cpusetd_nri_protocol_errors_total", "counter",
+	       "Malformed NRI frames or messages (each closes the connection).", n->protocol_errors);
+	scalar(f, "cpusetd_nri_update_failures_total", "counter",
+	       "Container updates the runtime reported as failed.", n->update_failures);
+}
+
 static void render_daemon(FILE *f, const struct export_view *v)
 {
 	family(f, "cpusetd_build_info", "gauge",
@@ -245,6 +276,7 @@ static void render_daemon(FILE *f, const struct export_view *v)
 		put_label(f, "comm", v->writers[i].comm, true);
 		fprintf(f, "} %llu\n", (unsigned long long)v->writers[i].writes);
 	}
+	render_nri(f, &v->nri);
 	scalar(f, "cpusetd_telemetry_available", "gauge",
 	       "1 when the BPF telemetry maps were read for this file.", v->telemetry != NULL);
 	family(f, "cpusetd_resize_convergence_seconds", "histogram",

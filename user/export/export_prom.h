@@ -97,6 +97,8 @@ struct export_view {
 	 * slot edge. */
 	const uint32_t *rq_bounds_us;
 	unsigned n_rq_bounds;
+	/* NRI's state and the connection's counters (snapshot.h) */
+	struct snapshot_nri nri;
 };
 
 /*

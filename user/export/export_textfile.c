@@ -167,6 +167,7 @@ static void fill_view(const struct export_textfile *e, const struct snapshot *s,
 		.containers_scope = s->prom_containers,
 		.rq_bounds_us = s->rq_bounds_us,
 		.n_rq_bounds = s->n_rq_bounds,
+		.nri = s->nri,
 		.last_sync_s = e->last_sync_s,
 		.update_s = clock_unix_s(),
 	};

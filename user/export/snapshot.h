@@ -73,6 +73,18 @@ enum export_containers {
 	EXPORT_CONTAINERS_NONE,
 };
 
+/* NRI (controller_nri.c; the connection's figures set by the daemon). */
+struct snapshot_nri {
+	bool enabled;			/* config nri = auto */
+	const char *mode;		/* "nri+bpf" while connected, else "bpf" */
+	const char *state;		/* "connected", "connecting", "off" */
+	const char *runtime_name;	/* the runtime's, as it registered us; "" */
+	const char *runtime_version;
+	size_t pending;			/* admitted at CreateContainer, no cgroup yet */
+	/* the connection's (nri.h struct nri_stats) */
+	uint64_t connects, disconnects, requests, protocol_errors, update_failures;
+};
+
 struct snapshot {
 	/* how the daemon runs */
 	const char *version;		/* cpusetd's */
@@ -108,6 +120,9 @@ struct snapshot {
 	/* config keys a SIGHUP reload found changed that wait for a restart,
 	 * "a, b"; NULL or "" = none (set by the daemon, main.c) */
 	const char *restart_needed;
+	/* NRI's state and figures (mode, state from the controller; the
+	 * connection's counters set by the daemon) */
+	struct snapshot_nri nri;
 	/* .prom settings (config export_containers, runqueue_wait_buckets_us):
 	 * which containers get series, and the run-queue histogram's upper
 	 * bounds in µs (ascending powers of two, BPF slot edges; borrowed;

@@ -80,6 +80,25 @@ static void add_liveness(json_object *o, const struct snapshot *s,
 	add(o, "pid_ns", json_object_new_uint64(pidns));
 }
 
+/* NRI's state (README "NRI"): "off", "connecting" or "connected", the
+ * runtime, and the connection's counters. */
+static json_object *nri_obj(const struct snapshot_nri *n)
+{
+	json_object *o = json_object_new_object();
+
+	add(o, "state", json_object_new_string(n->state ? n->state : "off"));
+	add(o, "runtime", json_object_new_string(n->runtime_name ? n->runtime_name : ""));
+	add(o, "runtime_version",
+	    json_object_new_string(n->runtime_version ? n->runtime_version : ""));
+	add(o, "pending", json_object_new_uint64(n->pending));
+	add(o, "connects", json_object_new_uint64(n->connects));
+	add(o, "disconnects", json_object_new_uint64(n->disconnects));
+	add(o, "requests", json_object_new_uint64(n->requests));
+	add(o, "protocol_errors", json_object_new_uint64(n->protocol_errors));
+	add(o, "update_failures", json_object_new_uint64(n->update_failures));
+	return o;
+}
+
 static json_object *daemon_obj(const struct snapshot *s, const struct status_beat *b,
 			       double now)
 {
@@ -97,6 +116,8 @@ static json_object *daemon_obj(const struct snapshot *s, const struct status_bea
 		s->policy->on_error == POLICY_ON_ERROR_SHARED ? "shared" : "reject"));
 	add(o, "min_shared_cpus", json_object_new_int((int)s->policy->min_shared_cpus));
 	add(o, "restart_needed", json_object_new_string(s->restart_needed ? s->restart_needed : ""));
+	add(o, "mode", json_object_new_string(s->nri.mode ? s->nri.mode : "bpf"));
+	add(o, "nri", nri_obj(&s->nri));
 	add(o, "allocation", allocation_obj(s->policy));
 	return o;
 }

@@ -1,0 +1,130 @@
+/*
+ * config: the NRI settings (README "NRI"): nri (auto|off), nri_socket,
+ * nri_plugin_name, nri_plugin_index: defaults, INI and command line,
+ * each refusal, that every one waits for a restart at a reload, and how
+ * --check-config prints them.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "user/config/config.h"
+
+static char dir[64], ini[128], msg[CONFIG_ERR_MAX];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/cpusetd-cfgnri.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(ini, sizeof(ini), "%s/cpusetd.conf", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(ini);
+	rmdir(dir);
+	return 0;
+}
+
+/* config_parse of "cpusetd --config INI" + one option (NULL = none). */
+static int parse(const char *text, const char *opt, struct cpusetd_config *c)
+{
+	char *argv[] = { "cpusetd", "--config", ini, (char *)opt, NULL };
+	FILE *f = fopen(ini, "w");
+
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	return config_parse(opt ? 4 : 3, argv, c, msg, sizeof(msg));
+}
+
+static void test_defaults(void **state)
+{
+	struct cpusetd_config c;
+
+	(void)state;
+	assert_int_equal(parse("", NULL, &c), 0);
+	assert_true(c.nri);
+	assert_string_equal(c.nri_socket, "/var/run/nri/nri.sock");
+	assert_string_equal(c.nri_plugin_name, "cpusetd");
+	assert_string_equal(c.nri_plugin_index, "99");
+}
+
+static void test_set(void **state)
+{
+	struct cpusetd_config c;
+
+	(void)state;
+	assert_int_equal(parse("nri = off\nnri_socket = /run/x/nri.sock\n"
+			       "nri_plugin_name = cpu-set_d.1\nnri_plugin_index = 05\n", NULL, &c), 0);
+	assert_false(c.nri);
+	assert_string_equal(c.nri_socket, "/run/x/nri.sock");
+	assert_string_equal(c.nri_plugin_name, "cpu-set_d.1");
+	assert_string_equal(c.nri_plugin_index, "05");
+	assert_int_equal(parse("nri = off\n", "--nri=auto", &c), 0);	/* argv wins */
+	assert_true(c.nri);
+}
+
+static void test_refused(void **state)
+{
+	static const char *const bad[] = {
+		"nri = on\n", "nri = \n", "nri_socket = relative.sock\n",
+		"nri_plugin_name = \n", "nri_plugin_name = a/b\n", "nri_plugin_name = a b\n",
+		"nri_plugin_name = 0123456789012345678901234567890123456789012345678901234567890123\n",
+		"nri_plugin_index = 9\n", "nri_plugin_index = 100\n", "nri_plugin_index = 9a\n",
+		"nri_plugin_index = -1\n",
+	};
+	struct cpusetd_config c;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (parse(bad[i], NULL, &c) != -EINVAL)
+			fail_msg("accepted: %s", bad[i]);
+		assert_non_null(strstr(msg, "nri"));
+	}
+}
+
+/* Every NRI key needs a restart, and --check-config shows it as INI. */
+static void test_reload_and_print(void **state)
+{
+	struct cpusetd_config c;
+	char buf[4096] = "";
+	unsigned found = 0;
+	FILE *f;
+
+	(void)state;
+	for (unsigned i = 0; i < config_n_keys(); i++)
+		if (strncmp(config_key_name(i), "nri", 3) == 0) {
+			assert_int_equal(config_key_reload(i), CONFIG_RELOAD_RESTART);
+			found++;
+		}
+	assert_int_equal(found, 4);
+	assert_int_equal(parse("nri = off\n", NULL, &c), 0);
+	assert_non_null(f = fmemopen(buf, sizeof(buf) - 1, "w"));
+	config_print(&c, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "\nnri = off\n"));
+	assert_non_null(strstr(buf, "\nnri_socket = /var/run/nri/nri.sock\n"));
+	assert_non_null(strstr(buf, "\nnri_plugin_index = 99\n"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reload_and_print, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("config: NRI settings", tests, NULL, NULL);
+}
