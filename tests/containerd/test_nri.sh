@@ -23,7 +23,8 @@
 #   7. cpusetd stopped (SIGSTOP) past the runtime's request timeout: the
 #      create goes on without it, BPF places the container after SIGCONT,
 #      the plugin reconnects and the next create goes through NRI.
-# Out of scope here: the pre-installed mode and a second conflicting plugin.
+# The pre-installed mode and a second plugin setting cpus: test_nri_preinstalled.sh,
+# test_nri_conflict.sh.
 #   [CRI_CONTAINERD=1.7|2.x] tests/containerd/test_nri.sh [BUILD_DIR]
 cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}

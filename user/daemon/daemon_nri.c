@@ -170,6 +170,11 @@ int daemon_nri_turn(struct daemon_nri *n)
 		if (r < 0)
 			return r;
 	}
+	if (nri_conn_ended(n->conn)) {
+		log_notice("NRI: the runtime that started this pre-installed plugin closed its "
+			   "connection; stopping (its next start of the plugin takes over)");
+		return 1;
+	}
 	if (!nri_conn_up(n->conn))
 		return 0;
 	r = send_outbox(n);

@@ -45,7 +45,10 @@ uint64_t daemon_nri_due_us(const struct daemon_nri *n);
 /*
  * Once per loop turn: the timer when due, then the updates of changes
  * made outside NRI requests (controller_nri_outbox) sent with
- * UpdateContainers. Cheap when nothing is due. 0 or -ENOMEM.
+ * UpdateContainers. Cheap when nothing is due. 0, 1 when the daemon
+ * must stop (pre-installed, and the runtime that started it closed its
+ * connection: its next instance is started with a new one, and would
+ * otherwise find this one holding the instance lock), or -ENOMEM.
  */
 int daemon_nri_turn(struct daemon_nri *n);
 

@@ -701,8 +701,9 @@ static int run(struct daemon *d)
 			return -ENOMEM;
 		/* NRI's reconnects, and what the runtime must hear of this turn's
 		 * changes (never from inside one of its requests) */
-		if (daemon_nri_turn(d->nri) == -ENOMEM)
-			return -ENOMEM;
+		r = daemon_nri_turn(d->nri);
+		if (r)
+			return r < 0 ? r : 0;
 		at = controller_reject_due_us(d->ctl);
 		if (at && mono_us() >= at)
 			controller_reject_poll(d->ctl);	/* overdue messages, init stages */

@@ -212,6 +212,11 @@ int nri_conn_tick(struct nri_conn *c);
 /* Whether registered and configured: requests come through NRI. */
 bool nri_conn_up(const struct nri_conn *c);
 
+/* Whether the connection is gone for good: a pre-installed plugin's
+ * (socket_fd given) was closed or lost. Its runtime starts a new instance
+ * of the plugin when it restarts, so the old one has nothing left to do. */
+bool nri_conn_ended(const struct nri_conn *c);
+
 /*
  * Sends UpdateContainers to the runtime for changes made outside an NRI
  * request (a resize on a BPF event, hotplug), so that the runtime's record

@@ -360,6 +360,11 @@ bool nri_conn_up(const struct nri_conn *c)
 	return c->phase == NRI_UP;
 }
 
+bool nri_conn_ended(const struct nri_conn *c)
+{
+	return c->given_fd >= 0 && c->phase == NRI_DOWN;
+}
+
 void nri_conn_stats(const struct nri_conn *c, struct nri_stats *ret)
 {
 	*ret = c->st;
