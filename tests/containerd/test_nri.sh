@@ -82,6 +82,13 @@ first_cpus() {
 	awk '$4 == "first-cpus" {print $5}' \
 		"$IT_WORK/logs/${CRI_NS}_$1_$(pod_uid "$1")/$2/0.log" 2>/dev/null
 }
+# first_is NAME POD CTR CPUS: one TAP line: the container's first
+# instruction ran on CPUS (its log line waited for, up to 10 s).
+first_is() {
+	local pod=$2 ctr=$3
+	wait_for 10 eval '[ -n "$(first_cpus "$pod" "$ctr")" ]'
+	check "$1 ($(first_cpus "$pod" "$ctr"))" test "$(first_cpus "$pod" "$ctr")" = "$4"
+}
 # record POD NAME FIELD: the runtime's own record (cpus or mems).
 record() { cri status "${CTR_ID[$1/$2]}" | jq -r ".$3"; }
 cg_file() { cat "$(ctr_cgroup "$1" "$2")/cpuset.$3" 2>/dev/null; }
@@ -108,35 +115,31 @@ v=$CRI_VERSION
 check "$v: connected: status.json says mode nri+bpf, state connected" wait_for 15 connected
 check "$v: connected: the runtime named (\"$(st .daemon.nri.runtime)\" \"$(st .daemon.nri.runtime_version)\")" \
 	test "$(st .daemon.nri.runtime)" = containerd -a -n "$(st .daemon.nri.runtime_version)"
-check "$v: connected: synchronized once ($(counter nri_synchronizes))" wait_for 10 test "$(counter nri_synchronizes)" = 1
+waits '$v: connected: synchronized once ($(counter nri_synchronizes))' 10 eval '[ "$(counter nri_synchronizes)" = 1 ]'
 phase connect
 
 # --- 2. placed at CreateContainer ---
 must "shared: pod s1 and its container" run_pod s1 burstable
 must "shared: CreateContainer + StartContainer" run_ctr s1 app --cpu-request 250 --cpu-limit 500 --cmd "$FIRST_CMD"
-check "shared: first instruction on 0-1 ($(wait_for 10 test -n "$(first_cpus s1 app)"; first_cpus s1 app))" \
-	test "$(first_cpus s1 app)" = 0-1
-check "shared: init, cgroup and the runtime's record say 0-1 ($(where s1 app))" wait_for 10 placed s1 app 0-1
+first_is 'shared: first instruction on 0-1' s1 app 0-1
+waits 'shared: init, cgroup and the runtime record say 0-1 ($(where s1 app))' 10 placed s1 app 0-1
 
 must "annotated: pod a1 (weka.io/cores-ids: 1)" run_pod a1 burstable weka.io/cores-ids=1
 must "annotated: CreateContainer + StartContainer" run_ctr a1 app --cmd "$FIRST_CMD"
-check "annotated: first instruction on exactly 1 ($(wait_for 10 test -n "$(first_cpus a1 app)"; first_cpus a1 app))" \
-	test "$(first_cpus a1 app)" = 1
-check "annotated: init, cgroup and the runtime's record say 1 ($(where a1 app))" wait_for 10 placed a1 app 1
+first_is 'annotated: first instruction on exactly 1' a1 app 1
+waits 'annotated: init, cgroup and the runtime record say 1 ($(where a1 app))' 10 placed a1 app 1
 check "annotated: mems 0 in the cgroup and the runtime's record" \
 	test "$(cg_file a1 app mems)" = 0 -a "$(record a1 app mems)" = 0
 check "annotated: the shared container left CPU 1, in the kernel and the runtime's record" \
 	wait_for 10 placed s1 app 0
 # --- 4. a stop widens the pool ---
 must "annotated: pod stopped and removed" remove_pod a1 burstable
-check "stop: the shared container back on 0-1, kernel and runtime record ($(where s1 app))" \
-	wait_for 10 placed s1 app 0-1
+waits 'stop: the shared container back on 0-1, kernel and runtime record ($(where s1 app))' 10 placed s1 app 0-1
 
 must "integer: pod g1 (Guaranteed, 1 CPU)" run_pod g1 guaranteed
 must "integer: CreateContainer + StartContainer" run_ctr g1 app --cpu-limit 1000 --memory-limit 67108864 --guaranteed --cmd "$FIRST_CMD"
-check "integer: first instruction on exclusive CPU 0 ($(wait_for 10 test -n "$(first_cpus g1 app)"; first_cpus g1 app))" \
-	test "$(first_cpus g1 app)" = 0
-check "integer: init, cgroup and the runtime's record say 0 ($(where g1 app))" wait_for 10 placed g1 app 0
+first_is 'integer: first instruction on exclusive CPU 0' g1 app 0
+waits 'integer: init, cgroup and the runtime record say 0 ($(where g1 app))' 10 placed g1 app 0
 check "integer: mems 0 in the cgroup and the runtime's record" \
 	test "$(cg_file g1 app mems)" = 0 -a "$(record g1 app mems)" = 0
 check "integer: the shared container moved to 1, kernel and runtime record" wait_for 10 placed s1 app 1
@@ -199,7 +202,7 @@ sampler=$!
 daemon_kill9
 must "kill -9: cpusetd starts again" daemon_start "$IT_WORK/nri.conf"
 check "kill -9: reconnected (mode nri+bpf)" wait_for 15 connected
-check "kill -9: re-synced (nri_synchronizes $(counter nri_synchronizes))" wait_for 10 test "$(counter nri_synchronizes)" -ge 1
+waits 'kill -9: re-synced (nri_synchronizes $(counter nri_synchronizes))' 10 eval '[ "$(counter nri_synchronizes)" -ge 1 ]'
 live_ids() { cri ps | awk '$4 == "CONTAINER_RUNNING" || $4 == "SANDBOX_READY" {print $1}' | sort; }
 status_ids() { st '.containers[].container_id' | sort; }
 same_ids() { [ "$(live_ids)" = "$(status_ids)" ] && [ -n "$(live_ids)" ]; }
@@ -249,8 +252,7 @@ run_ctr s4 app --cpu-limit 500 --cmd "$FIRST_CMD" && ok=1
 took=$(jq -r '(.create_ms // 0) + (.start_ms // 0) | floor' <<<"$CTR_OUT")
 check "stopped: the create goes on without cpusetd after the request timeout (create+start ${took} ms)" \
 	test "$ok" = 1 -a "$took" -ge 1900
-check "stopped: its first instruction ran where the runtime put it, 0-1 ($(wait_for 10 test -n "$(first_cpus s4 app)"; first_cpus s4 app))" \
-	test "$(first_cpus s4 app)" = 0-1
+first_is 'stopped: its first instruction ran where the runtime put it, 0-1' s4 app 0-1
 kill -CONT "$IT_DAEMON"
 waits 'stopped: after SIGCONT BPF places it on 1 ($(allowed s4 app))' 10 allowed_is s4 app 1
 # Counted once, as created_without_nri when the daemon reads the cgroup's
@@ -266,8 +268,7 @@ must "recovered: another container in s4" run_ctr s4 app2 --cpu-limit 500 --cmd 
 waits 'recovered: placed at create again, applied by the runtime (placed - not applied $placed_before -> $(applied))' \
 	10 eval '[ "$(applied)" = $((placed_before + 1)) ]'
 waits 'stopped: the runtime record of s4 corrected to 1 ($(where s4 app))' 10 placed s4 app 1
-check "recovered: its first instruction on 1 ($(wait_for 10 test -n "$(first_cpus s4 app2)"; first_cpus s4 app2))" \
-	test "$(first_cpus s4 app2)" = 1
+first_is 'recovered: its first instruction on 1' s4 app2 1
 check "recovered: everything where it belongs" \
 	eval 'placed g1 app 0 && placed s1 app 1 && placed s3 app 1 && placed s4 app 1 && placed s4 app2 1'
 check "no protocol error, no failed update ($(st .daemon.nri.protocol_errors), $(st .daemon.nri.update_failures))" \
