@@ -114,7 +114,9 @@ declare -A HOST=(
 	[/var/lib/kubelet/pods]=$CRI_PODS_DIR
 	[/var/lib/prometheus/node-exporter]=$IT_WORK/textfile
 	[/run/cpusetd]=$IT_WORK/state
+	[/var/run/nri]=$IT_WORK/host-nri	# 1.6 has no NRI: the daemon retries, BPF places
 )
+mkdir -p "$IT_WORK/host-nri"
 STATE=$IT_WORK/state
 
 # ds_opts: the ctr run options of the manifest, one a line, into DS_OPTS.

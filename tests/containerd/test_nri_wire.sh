@@ -48,6 +48,20 @@ check "$v: UpdateContainers applied by the runtime" \
 kill "$probe"
 wait "$probe"
 check "$v: no protocol error, no failed update ($(grep "^stats" "$log" | tail -n1))" grep -q "protocol_errors=0 update_failures=0" "$log"
+# Messages over 4 KiB both ways: 60 containers (each update in a reply
+# or a request is ~85 bytes). containerd's reader takes a mux frame only
+# whole into a 4 KiB buffer: a larger frame failed Synchronize with
+# "cannot allocate memory" and dropped the plugin, over and over.
+cri run-container p2 many --image "$CRI_IMAGE" --attempts 60 >/dev/null
+"$IT_OUT/nri-probe" --socket "$CRI_NRI_SOCK" --sync-update 0 --update 1 >"$IT_WORK/big.log" 2>&1 &
+probe=$!
+check "$v: 60 more: Synchronize answered with 61 updates, then UpdateContainers with 62" \
+	wait_for 15 grep -q "^update_containers 62 to 1: " "$IT_WORK/big.log"
+check "$v: both applied (the last one runs on CPU 1)" wait_for 10 eval '[ "$(allowed p2 c2)" = 1 ]'
+kill "$probe"
+wait "$probe"
+check "$v: one connection, no protocol error ($(grep "^stats" "$IT_WORK/big.log" | tail -n1))" \
+	grep -q "^stats connects=1 disconnects=[01] .*protocol_errors=0" "$IT_WORK/big.log"
 # Pre-installed: containerd starts it from plugin_path on restart.
 printf '#!/bin/sh\nexec %s --cpus 1 >>%s 2>&1\n' "$(realpath "$IT_OUT/nri-probe")" \
 	"$IT_WORK/pre.log" >"$CRI_NRI_PLUGINS/10-nri-probe"

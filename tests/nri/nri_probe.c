@@ -5,6 +5,8 @@
  * nothing: CreateContainer is answered without adjustment unless --cpus
  * is given. --update LIST: after Synchronize, UpdateContainers with these
  * cpus for every container it listed, and for one that does not exist.
+ * --sync-update LIST: the same cpus for every listed container in
+ * Synchronize's own reply.
  *
  *   build/nri-probe --socket /tmp/x/nri.sock [--name probe] [--index 10]
  *       [--cpus 0-1] [--capture DIR] [--seconds N]
@@ -38,6 +40,7 @@
 static const char *cpus;
 static volatile sig_atomic_t stop;
 static const char *update_cpus;
+static const char *sync_cpus;	/* --sync-update: in Synchronize's reply */
 /* Containers Synchronize listed, for --update (sent after it, not from
  * inside the handler: the runtime waits for our answer meanwhile). */
 static struct nri_update *to_update;
@@ -69,10 +72,12 @@ static void on_connected(void *ctx, bool up, const char *name, const char *versi
 static int on_sync(void *ctx, const struct nri_container *cts, size_t n, struct nri_reply *r)
 {
 	(void)ctx;
-	(void)r;
 	printf("synchronize %zu containers\n", n);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		show("  sync", &cts[i]);
+		if (sync_cpus && nri_reply_add_update(r, cts[i].id, sync_cpus, "") < 0)
+			return -ENOMEM;
+	}
 	if (update_cpus) {
 		/* And one the runtime does not know, to see its failed list. */
 		to_update = calloc(n + 1, sizeof(*to_update));
@@ -199,6 +204,7 @@ int main(int argc, char **argv)
 		{ "capture", required_argument, NULL, 'C' },
 		{ "seconds", required_argument, NULL, 't' },
 		{ "update", required_argument, NULL, 'u' },
+		{ "sync-update", required_argument, NULL, 'S' },
 		{ 0 },
 	};
 	struct nri_handlers h = {
@@ -221,10 +227,12 @@ int main(int argc, char **argv)
 		case 'c': cpus = optarg; break;
 		case 'C': capture_dir = optarg; break;
 		case 'u': update_cpus = optarg; break;
+		case 'S': sync_cpus = optarg; break;
 		case 't': end = clock_us(CLOCK_MONOTONIC) + strtoull(optarg, NULL, 10) * 1000000; break;
 		default:
 			fprintf(stderr, "usage: nri-probe --socket PATH [--name N] [--index NN] "
-				"[--cpus LIST] [--update LIST] [--capture DIR] [--seconds N]\n");
+				"[--cpus LIST] [--update LIST] [--sync-update LIST] [--capture DIR] "
+				"[--seconds N]\n");
 			return 2;
 		}
 	}

@@ -265,11 +265,11 @@ static void test_response_round_trip(void **state)
 	nri_buf_release(&out);
 }
 
-/* A payload larger than one frame is split as mux.go splits it, and the
- * output bound is all or nothing. */
+/* A payload larger than one frame is split in frames the Go reader can
+ * take (NRI_MUX_WRITE_MAX), and the output bound is all or nothing. */
 static void test_mux_put_split(void **state)
 {
-	size_t n = NRI_MUX_MAX_PAYLOAD + 100;
+	size_t n = 3 * NRI_MUX_WRITE_MAX + 100, hdrs = 4 * NRI_MUX_HDR;
 	uint8_t *p = calloc(1, n);
 	struct nri_buf out = { 0 };
 	const uint8_t *d;
@@ -277,14 +277,17 @@ static void test_mux_put_split(void **state)
 	(void)state;
 	assert_non_null(p);
 	assert_int_equal(nri_mux_put(&out, 2, p, n, 2 * n), 0);
-	assert_int_equal(nri_buf_live(&out), n + 16);
+	assert_int_equal(nri_buf_live(&out), n + hdrs);
 	d = nri_buf_data(&out);
+	for (int i = 0; i < 3; i++, d += NRI_MUX_HDR + NRI_MUX_WRITE_MAX) {
+		assert_int_equal(d[3], 2);
+		assert_int_equal((uint32_t)d[4] << 24 | d[5] << 16 | d[6] << 8 | d[7],
+				 NRI_MUX_WRITE_MAX);
+	}
 	assert_int_equal(d[3], 2);
-	assert_int_equal((uint32_t)d[4] << 24 | d[5] << 16 | d[6] << 8 | d[7], NRI_MUX_MAX_PAYLOAD);
-	d += 8 + NRI_MUX_MAX_PAYLOAD;
 	assert_int_equal(d[7], 100);
 	assert_int_equal(nri_mux_put(&out, 2, p, n, 2 * n), -EMSGSIZE);
-	assert_int_equal(nri_buf_live(&out), n + 16);
+	assert_int_equal(nri_buf_live(&out), n + hdrs);
 	nri_buf_release(&out);
 	free(p);
 }

@@ -30,6 +30,10 @@
 
 #define NRI_BACKOFF_MIN_US		100000ULL
 #define NRI_BACKOFF_MAX_US		5000000ULL
+/* A connection that stayed up this long starts the next backoff afresh;
+ * one the runtime drops sooner (it refuses what we answer) backs off,
+ * instead of registering again every 100 ms. */
+#define NRI_STABLE_US			10000000ULL
 #define NRI_REGISTER_TIMEOUT_US		10000000ULL
 /* Queued output is retried this soon when the socket was full. */
 #define NRI_FLUSH_RETRY_US		10000ULL
@@ -71,6 +75,8 @@ static void lose(struct nri_conn *c, const char *why, bool protocol_error)
 	nri_buf_release(&c->out);
 	c->n_pending = 0;
 	nri_serve_reset(c);
+	if (was_up && now_us() - c->up_since_us >= NRI_STABLE_US)
+		c->backoff_us = NRI_BACKOFF_MIN_US;
 	/* The runtime's fd is given once: nothing to reconnect to. */
 	c->retry_at_us = c->given_fd >= 0 ? UINT64_MAX : now_us() + c->backoff_us;
 	c->backoff_us = c->backoff_us * 2 > NRI_BACKOFF_MAX_US ? NRI_BACKOFF_MAX_US : c->backoff_us * 2;
@@ -185,7 +191,7 @@ static void mark_up(struct nri_conn *c)
 		return;
 	c->phase = NRI_UP;
 	c->st.connects++;
-	c->backoff_us = NRI_BACKOFF_MIN_US;
+	c->up_since_us = now_us();
 	log_info("nri: registered with %s %s as %s-%s", c->runtime_name[0] ? c->runtime_name : "?",
 		 c->runtime_version, c->index, c->name);
 	if (c->h.connected)

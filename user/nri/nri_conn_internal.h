@@ -59,6 +59,7 @@ struct nri_conn {
 	bool close_after_flush;	/* Shutdown answered */
 	uint64_t retry_at_us;	/* DOWN: next attempt, UINT64_MAX none */
 	uint64_t backoff_us;
+	uint64_t up_since_us;	/* when it last came up */
 	uint64_t deadline_us;	/* REGISTERING: give up at */
 	char why[160];		/* the reason a callback asks to close */
 

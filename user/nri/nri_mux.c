@@ -109,7 +109,7 @@ int nri_mux_feed(struct nri_mux_rx *m, const uint8_t *p, size_t n, nri_chunk_fn 
 
 int nri_mux_put(struct nri_buf *out, uint32_t conn, const uint8_t *p, size_t n, size_t max)
 {
-	size_t frames = n ? (n + NRI_MUX_MAX_PAYLOAD - 1) / NRI_MUX_MAX_PAYLOAD : 1;
+	size_t frames = n ? (n + NRI_MUX_WRITE_MAX - 1) / NRI_MUX_WRITE_MAX : 1;
 	size_t live = nri_buf_live(out);
 	int r;
 
@@ -118,7 +118,7 @@ int nri_mux_put(struct nri_buf *out, uint32_t conn, const uint8_t *p, size_t n, 
 		return -EMSGSIZE;
 	do {
 		uint8_t hdr[NRI_MUX_HDR];
-		size_t k = n < NRI_MUX_MAX_PAYLOAD ? n : NRI_MUX_MAX_PAYLOAD;
+		size_t k = n < NRI_MUX_WRITE_MAX ? n : NRI_MUX_WRITE_MAX;
 
 		put_be32(hdr, conn);
 		put_be32(hdr + 4, (uint32_t)k);

@@ -29,6 +29,13 @@
 /* A mux frame carries at most one whole ttrpc message (mux.go
  * maxPayloadSize): a longer length is hostile. */
 #define NRI_MUX_MAX_PAYLOAD	(NRI_TTRPC_HDR + NRI_TTRPC_MAX)
+/* What we write goes in frames of at most this many bytes. The Go mux
+ * hands a reader one whole frame per Read and fails with ENOMEM when the
+ * reader's buffer is smaller (mux.go conn.Read), and ttrpc reads the
+ * header through a bufio.Reader of 4096 bytes (channel.go): a 12 KB
+ * frame made containerd drop us at Synchronize ("cannot allocate
+ * memory") with 150 containers to update. */
+#define NRI_MUX_WRITE_MAX	4096u
 
 /* ttrpc message types and flags (PROTOCOL.md). */
 #define NRI_TTRPC_REQUEST	1u
@@ -117,7 +124,7 @@ int nri_rx_feed(struct nri_rx *rx, const uint8_t *p, size_t n, nri_msg_fn fn, vo
 void nri_rx_release(struct nri_rx *rx);
 
 /* nri_mux.c: n payload bytes as frames of connection conn appended to out
- * (split at NRI_MUX_MAX_PAYLOAD, as mux.go writes). Returns 0, -EMSGSIZE
+ * (split at NRI_MUX_WRITE_MAX: what the Go reader takes). Returns 0, -EMSGSIZE
  * (out would pass max), -ENOMEM. */
 int nri_mux_put(struct nri_buf *out, uint32_t conn, const uint8_t *p, size_t n, size_t max);
 
