@@ -153,14 +153,22 @@ def status_dict(c, cid):
     r = c.call(c.rt, "ContainerStatus", pb.ContainerStatusRequest(container_id=cid, verbose=True))
     s = r.status
     pid = 0
+    cpu = {}
     try:
-        pid = int(json.loads(r.info.get("info", "{}")).get("pid", 0))
-    except ValueError:
+        info = json.loads(r.info.get("info", "{}"))
+        pid = int(info.get("pid", 0))
+        # The runtime's own record of the container (its OCI spec, as
+        # containerd keeps it and updates it on UpdateContainerResources
+        # and NRI's adjustments and updates): cpus and mems.
+        cpu = ((info.get("runtimeSpec") or {}).get("linux") or {}).get("resources") or {}
+        cpu = cpu.get("cpu") or {}
+    except (ValueError, AttributeError):
         pass
     return {"id": s.id, "name": s.metadata.name, "attempt": s.metadata.attempt,
             "state": pb.ContainerState.Name(s.state), "exit_code": s.exit_code,
             "reason": s.reason, "message": s.message, "pid": pid,
-            "started_at": s.started_at, "finished_at": s.finished_at}
+            "started_at": s.started_at, "finished_at": s.finished_at,
+            "cpus": cpu.get("cpus", ""), "mems": cpu.get("mems", "")}
 
 
 def wait_state(c, cid, state, timeout):

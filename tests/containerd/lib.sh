@@ -318,6 +318,9 @@ cri_ns_pids() {
 	done
 }
 
+# cri_ns_only_holder: nothing but the holder left in the lane's namespace.
+cri_ns_only_holder() { [ -z "$(cri_ns_pids | grep -vx "${CRI_NS_PID:-}")" ]; }
+
 cri_ns_stop() {
 	[ -n "${CRI_NS_PID:-}" ] || return 0
 	kill -KILL "$CRI_NS_PID" 2>/dev/null
@@ -392,12 +395,23 @@ cri_cleanup() {
 		runc --root "$IT_WORK/runc/k8s.io" kill "$id" KILL 2>/dev/null
 		runc --root "$IT_WORK/runc/k8s.io" delete -f "$id" 2>/dev/null
 	done
-	cri_ns_stop
 	# What is still in it (a container the KILL has not ended yet): by
-	# PID; the namespace and its mounts (rootfs overlays, sandbox shm) go
-	# with the last.
-	for pid in $(cri_ns_pids); do kill -KILL "$pid" 2>/dev/null; done
-	wait_for 10 test -z "$(cri_ns_pids)"
+	# PID, all but the holder, which goes last: while it lives, the
+	# namespace and so its number (what cri_ns_pids compares) stay ours.
+	# A freed one is reused at once by the next mount namespace made (a
+	# concurrent lane's next container), whose processes would then look
+	# like ours. The namespace and its mounts (rootfs overlays, sandbox
+	# shm) go with the holder.
+	for pid in $(cri_ns_pids); do
+		[ "$pid" = "${CRI_NS_PID:-}" ] || kill -KILL "$pid" 2>/dev/null
+	done
+	wait_for 10 cri_ns_only_holder
+	CRI_NS_LEFT=$(for pid in $(cri_ns_pids); do
+		[ "$pid" = "${CRI_NS_PID:-}" ] ||
+			echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+	done)
+	cri_ns_stop
+	CRI_MNTNS=''
 	# Mounts left under the work dir (a test's own), deepest first.
 	for m in $(awk -v w="$IT_WORK/" 'index($2, w) == 1 {print $2}' /proc/self/mounts | sort -r); do
 		umount -l "$m" 2>/dev/null
@@ -421,9 +435,9 @@ cri_leftovers() {
 	done
 	[ -e "$IT_PIN" ] && echo "pin dir: $IT_PIN"
 	[ -e "$IT_WORK" ] && echo "work dir: $IT_WORK"
-	for pid in $(cri_ns_pids); do
-		echo "in the lane's mount namespace: $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
-	done
+	# Seen by cri_cleanup before its namespace went (its number may be
+	# another's now).
+	[ -n "${CRI_NS_LEFT:-}" ] && sed "s/^/in the lane's mount namespace: /" <<<"$CRI_NS_LEFT"
 	[ -z "$CRI_NRI_EXISTED" ] && [ -e /var/run/nri ] && echo "/var/run/nri: $(ls -A /var/run/nri)"
 	return 0
 }
