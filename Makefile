@@ -6,7 +6,7 @@
 #                   VM_TESTS="test_a test_b" runs a subset
 #   make demo       the main job on real runc containers; run as root
 #                   (check, demo and bench first install missing packages)
-#   make bench      the resize, allocation, telemetry and write-hook benchmarks (tools/bench-*)
+#   make bench      the resize, allocation, telemetry, write-hook, NRI wire and CRI create+start benchmarks (tools/bench-*)
 #   make bench-telemetry  the telemetry's cost alone; BENCH_LOADED=1 beside stress-ng
 #   make fuzz       every libFuzzer harness (tests/fuzz), FUZZ_SECONDS each (default 60);
 #                   FUZZ="cpulist meta" runs a subset
@@ -244,6 +244,8 @@ bench: deps
 	$(Q)tools/bench-resize.sh $(OUT)
 	$(Q)tools/bench-telemetry.sh $(OUT)
 	$(Q)tools/bench-write-hook.sh $(OUT)
+	$(Q)$(OUT)/bench-nri
+	$(Q)CRI_CONTAINERD=2.x tools/bench-cri.sh $(OUT) 100
 
 # BENCH_ROUNDS (default 9), BENCH_LOADED=1 and the rest: tools/bench-telemetry.sh.
 bench-telemetry: deps
