@@ -80,6 +80,8 @@ cri_require() {
 cri_setup() {
 	cri_require
 	IT_WORK=$(mktemp -d /tmp/cpusetd-cri.XXXXXX)
+	T0=$(date +%s)
+	PHASES='' PHASE_T=$T0
 	IT_CG=/cpusetd-cri-$$
 	IT_PIN=/sys/fs/bpf/cpusetd-cri-$$
 	ROOT=$IT_CG/kubepods
@@ -112,6 +114,33 @@ cri_setup() {
 }
 
 cri() { "$CRI_PY" tests/containerd/cri.py "$@"; }
+
+# phase NAME: notes how long the part that ends here took (into PHASES;
+# cri_setup starts the clock, T0).
+phase() {
+	local t
+	t=$(date +%s)
+	PHASES+="$1 $((t - PHASE_T)) s, "
+	PHASE_T=$t
+}
+
+# jq_quiet ARGS...: jq -e, for its exit status only.
+jq_quiet() { jq -e "$@" >/dev/null; }
+
+# must NAME CMD...: a check the rest of the file cannot do without. On
+# failure: the tails of containerd's and cpusetd's logs and of the files
+# CRI_MUST_LOGS names (a glob), then exit.
+must() {
+	local f
+	check "$@" && return 0
+	# shellcheck disable=SC2086
+	for f in "$IT_WORK/containerd.log" "$IT_WORK/daemon.log" ${CRI_MUST_LOGS:-}; do
+		[ -e "$f" ] || continue
+		it_log "$f (tail):"
+		tail -n 20 "$f" | sed 's/^/#   /'
+	done
+	exit 1
+}
 
 # --- the image: busybox as an OCI image layout tarball, no registry ---
 

@@ -24,20 +24,19 @@ v=$CRI_VERSION
 STATUS=$IT_WORK/cpusetd/status.json
 counter() { jq -r ".counters.$1" "$STATUS" 2>/dev/null; }
 nri_state() { jq -r '.daemon.mode + " " + .daemon.nri.state' "$STATUS" 2>/dev/null; }
-must_ok() { check "$@" || { tail -n 30 "$IT_WORK/daemon.log" | sed 's/^/#   /'; exit 1; }; }
 
 cri_build_image >/dev/null && cri_containerd_start && cri_image_import ||
 	{ not_ok "$v: containerd starts"; exit 1; }
 printf 'nri_socket = %s\n' "$CRI_NRI_SOCK" >"$IT_WORK/nri.conf"
-must_ok "$v: cpusetd starts" daemon_start "$IT_WORK/nri.conf"
-must_ok "$v: cpusetd connected over NRI" wait_for 15 eval '[ "$(nri_state)" = "nri+bpf connected" ]'
-must_ok "$v: a shared pod runs on the whole pool" eval 'run_pod s1 burstable && run_ctr s1 app >/dev/null && wait_for 10 allowed_is s1 app 0-1'
+must "$v: cpusetd starts" daemon_start "$IT_WORK/nri.conf"
+must "$v: cpusetd connected over NRI" wait_for 15 eval '[ "$(nri_state)" = "nri+bpf connected" ]'
+must "$v: a shared pod runs on the whole pool" eval 'run_pod s1 burstable && run_ctr s1 app >/dev/null && wait_for 10 allowed_is s1 app 0-1'
 "$IT_OUT/nri-probe" --socket "$CRI_NRI_SOCK" --name probe --index 10 --cpus 1 \
 	>"$IT_WORK/probe.log" 2>&1 &
 PROBE=$!
-must_ok "$v: the second plugin registered" wait_for 10 grep -q "^synchronize " "$IT_WORK/probe.log"
+must "$v: the second plugin registered" wait_for 10 grep -q "^synchronize " "$IT_WORK/probe.log"
 
-must_ok "$v: an integer pod" run_pod g1 guaranteed
+must "$v: an integer pod" run_pod g1 guaranteed
 pending() { jq -r '.daemon.nri.pending' "$STATUS" 2>/dev/null; }
 
 # The pair of answers: the probe's cpus 1 first (index 10), then ours.
@@ -56,7 +55,7 @@ check "$v: cpusetd holds nothing for it: the shared pod has the whole pool" wait
 check "$v: no NRI record left pending" wait_for 10 eval '[ "$(pending)" = 0 ]'
 kill "$PROBE"; wait "$PROBE" 2>/dev/null
 # kubelet's retry: the same pod's container, created again.
-must_ok "$v: without the probe, the retry is created and started" \
+must "$v: without the probe, the retry is created and started" \
 	run_ctr g1 app --cpu-limit 1000 --memory-limit 67108864 --guaranteed \
 	--cmd "sh -c 'grep Cpus_allowed_list /proc/self/status; exec sleep 1000'"
 cpu=$(allowed g1 app)

@@ -54,9 +54,8 @@ check "$v: registered: mode nri+bpf, connected" wait_for 15 eval '[ "$(nri_state
 first=$(daemon_pids)
 check "$v: one daemon" test "$(wc -w <<<"$first")" = 1
 
-must_ok() { check "$@" || { tail -n 30 "$LOG" | sed 's/^/#   /'; exit 1; }; }
-must_ok "$v: an integer (Guaranteed) pod through CRI" run_pod g1 guaranteed
-must_ok "$v: its container created and started" \
+must "$v: an integer (Guaranteed) pod through CRI" run_pod g1 guaranteed
+must "$v: its container created and started" \
 	run_ctr g1 app --cpu-limit 1000 --memory-limit 67108864 --guaranteed \
 	--cmd "sh -c 'grep Cpus_allowed_list /proc/self/status; exec sleep 1000'"
 check "$v: placed at CreateContainer" wait_for 10 eval '[ "$(counter nri_placed_at_create)" -ge 1 ]'
