@@ -19,7 +19,8 @@ import sys
 # folder -> the folders it may include or call. The pipeline, from the
 # bottom: base <- cgroupfs, topo, meta <- alloc <- policy <- config <-
 # daemon -> export; telemetry and the BPF loaders beside it; nri (the
-# NRI wire layer) on base and meta, used by daemon. maps/ is the
+# NRI wire layer) on base and meta, used by daemon (and by config, for
+# its defaults). maps/ is the
 # BPF ABI, open to all.
 ALLOWED = {
     'base': set(),
@@ -28,7 +29,7 @@ ALLOWED = {
     'meta': {'base'},
     'alloc': {'base', 'topo'},
     'policy': {'base', 'topo', 'meta', 'alloc'},
-    'config': {'base', 'topo', 'meta', 'alloc', 'policy'},
+    'config': {'base', 'topo', 'meta', 'alloc', 'policy', 'nri'},
     'telemetry': {'base'},
     'host': {'base', 'cgroupfs'},
     'bpf': {'base', 'telemetry'},

@@ -28,6 +28,7 @@
 #include "config.h"
 #include "user/base/files.h"
 #include "user/base/log.h"
+#include "user/nri/nri.h"	/* NRI_DEFAULT_*: one set of defaults */
 
 #define VERSION			CPUSETD_VERSION
 #define MIN_SHARED_MAX		(CPUSETD_MAX_CPUS - 1)
@@ -198,10 +199,10 @@ static void usage(void)
 	       "  --nri auto|off           be the runtime's NRI plugin when its socket is\n"
 	       "                           there (retried), or only BPF (default auto)\n"
 	       "  --nri-socket PATH        the runtime's NRI socket (default\n"
-	       "                           " CONFIG_DEFAULT_NRI_SOCKET ")\n"
-	       "  --nri-plugin-name NAME   registered as (default " CONFIG_DEFAULT_NRI_NAME ")\n"
+	       "                           " NRI_DEFAULT_SOCKET ")\n"
+	       "  --nri-plugin-name NAME   registered as (default " NRI_DEFAULT_NAME ")\n"
 	       "  --nri-plugin-index NN    two digits, the runtime's order among plugins\n"
-	       "                           (default " CONFIG_DEFAULT_NRI_INDEX ")\n"
+	       "                           (default " NRI_DEFAULT_INDEX ")\n"
 	       "Host isolation (see the README, Host isolation):\n"
 	       "  --isolate-host[=BOOL]    keep host cgroups, root-cgroup tasks, IRQs and\n"
 	       "                           unbound workqueues off exclusive CPUs (default false)\n"
@@ -279,9 +280,9 @@ static void set_defaults(struct cpusetd_config *c)
 	c->isolate_host_rescan_ms = 1000;
 	c->export_containers = CONFIG_EXPORT_EXCLUSIVE;
 	c->nri = true;
-	strcpy(c->nri_socket, CONFIG_DEFAULT_NRI_SOCKET);
-	strcpy(c->nri_plugin_name, CONFIG_DEFAULT_NRI_NAME);
-	strcpy(c->nri_plugin_index, CONFIG_DEFAULT_NRI_INDEX);
+	strcpy(c->nri_socket, NRI_DEFAULT_SOCKET);
+	strcpy(c->nri_plugin_name, NRI_DEFAULT_NAME);
+	strcpy(c->nri_plugin_index, NRI_DEFAULT_INDEX);
 	/* powers of 4 from 4 µs to ~1 s: 13 series per CPU instead of 29
 	 * (README "Metrics"); "all" gives back every slot */
 	c->n_rq_buckets = 0;

@@ -42,11 +42,6 @@
  * (its --collector.textfile.directory default, README.textfile). */
 #define CONFIG_DEFAULT_TEXTFILE		"/var/lib/prometheus/node-exporter/cpusetd.prom"
 #define CONFIG_MAX_EXPORT_INTERVAL	86400
-/* NRI (user/nri/nri.h NRI_DEFAULT_*): the runtime's socket, and who we
- * register as */
-#define CONFIG_DEFAULT_NRI_SOCKET	"/var/run/nri/nri.sock"
-#define CONFIG_DEFAULT_NRI_NAME		"cpusetd"
-#define CONFIG_DEFAULT_NRI_INDEX	"99"
 /* runqueue_wait_buckets_us: at most one bound per edge between the BPF
  * run-queue slots (maps/cpusetd.h: 27 log2-µs slots, 26 edges) */
 #define CONFIG_MAX_RQ_BUCKETS		26
