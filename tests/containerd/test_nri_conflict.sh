@@ -49,10 +49,9 @@ check "$v: the error names both plugins" \
 	eval 'jq -r .error <<<"$CTR_OUT" | grep -q "plugins \"99-cpusetd\" and \"10-probe\" both tried to set"'
 check "$v: the probe was asked first" grep -q "^create .* demo/g1/app " "$IT_WORK/probe.log"
 check "$v: no process of it ran (no log line)" eval '! grep -qs ran "$IT_WORK"/logs/demo_g1_*/app/0.log'
-sleep 1
-it_log "pending $(pending) counters $(jq -c '.counters | with_entries(select(.key|test("nri")))' "$STATUS")"
 check "$v: cpusetd holds nothing for it: the shared pod has the whole pool" wait_for 10 allowed_is s1 app 0-1
 check "$v: no NRI record left pending" wait_for 10 eval '[ "$(pending)" = 0 ]'
+it_log "pending $(pending) counters $(jq -c '.counters | with_entries(select(.key|test("nri")))' "$STATUS")"
 kill "$PROBE"; wait "$PROBE" 2>/dev/null
 # kubelet's retry: the same pod's container, created again.
 must "$v: without the probe, the retry is created and started" \
