@@ -46,14 +46,13 @@ static int init(struct controller *c, const struct cpusetd_config *cfg,
 	r = policy_new(topo, &cfg->policy, &c->policy);
 	if (r < 0)
 		return r;
-	c->by_path = strmap_new();
 	c->errors = pod_errors_new();
 	c->writers = strmap_new();
-	if (!c->by_path || !c->errors || !c->writers || controller_plan_init(c) < 0 ||
+	if (controller_table_init(c) < 0 || !c->errors || !c->writers || controller_plan_init(c) < 0 ||
 	    controller_messages_init(c) < 0) {
 		controller_messages_free(c);
 		controller_plan_free(c);
-		strmap_free(c->by_path);
+		controller_table_free(c);
 		pod_errors_free(c->errors);
 		strmap_free(c->writers);
 		policy_free(c->policy);
@@ -124,8 +123,7 @@ static void fini(struct controller *c)
 
 	controller_messages_free(c);
 	controller_nri_free(c);
-	if (c->by_path)
-		controller_free_table(c->by_path);
+	controller_table_free(c);
 	while (c->writers && strmap_next(c->writers, &it, &k, &v))
 		free(v);
 	strmap_free(c->writers);
@@ -135,7 +133,6 @@ static void fini(struct controller *c)
 	controller_plan_free(c);
 	controller_isolate_free(c);
 	policy_free(c->policy);
-	c->by_path = NULL;
 	c->policy = NULL;
 }
 

@@ -43,7 +43,7 @@ static int on_mkdir(struct controller *c, const struct cpusetd_event *ev)
 	ct = container_new(c, ev->path, &info, ev->cgroup_id,
 			   controller_nri_meta(c, info.container_id));
 	unseen = ct && controller_nri_unseen(c, ct);	/* before it is in the table */
-	if (!ct || strmap_put(c->by_path, ct->path, ct) < 0) {
+	if (!ct || controller_table_put(c, ct) < 0) {
 		container_free(ct);
 		return -ENOMEM;
 	}
@@ -104,7 +104,7 @@ static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
 		c->n.events_stale++;	/* an older cgroup of that name */
 		return 0;
 	}
-	strmap_del(c->by_path, ev->path);
+	controller_table_del(c, ct);
 	controller_plan_remove(c, ct);
 	if (c->bpf && ct->cgroup_id)
 		bpf_events_del_placement(c->bpf, ct->cgroup_id);

@@ -141,7 +141,9 @@ struct controller {
 	struct bpf_events *bpf;		/* NULL when running without BPF */
 	struct bpf_telemetry *tel;	/* NULL when running without telemetry */
 	char root[CGFS_PATH_MAX];	/* kubepods root; "" until it exists */
-	struct strmap *by_path;		/* path -> struct container */
+	struct strmap *by_path;		/* path -> struct container: the table */
+	struct strmap *by_id;		/* its indexes (controller_table.c): container */
+	struct strmap *by_cgroup;	/* id, cgroup id in hex -> the same container */
 	struct cpusetd_counters n;	/* counters.h */
 	uint64_t admission_errors[POLICY_ERR__COUNT];	/* by reason, once per container */
 	struct convergence_hist conv_hist;
@@ -178,8 +180,6 @@ static inline bool pooled(const struct container *ct)
 	       (ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE);
 }
 
-/* Container for a cgroup id, or NULL (linear: exec events are rare). */
-struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id);
 
 /* --- controller_write.c (also the plan's writes) --- */
 
@@ -243,11 +243,36 @@ struct container *container_new(struct controller *c, const char *path,
 				const struct cgfs_path_info *info, uint64_t cgroup_id,
 				const struct pod_meta *given);
 
-/* The pod's sandbox container in the table, or NULL. O(N), once per
- * container start. */
+/*
+ * The table: every container by cgroup path (c->by_path, which callers
+ * iterate), indexed by container id and by cgroup id, so an event or an
+ * NRI request finds its container in O(1). Entries change only through
+ * these functions, which keep the three maps in step.
+ */
+
+/* Empty maps. 0 or -ENOMEM (nothing allocated). */
+int controller_table_init(struct controller *c);
+/* Frees the maps and every container in the table. Accepts a zeroed c. */
+void controller_table_free(struct controller *c);
+/* Puts ct (ct->path, ->info.container_id and ->cgroup_id set, and not to
+ * change while it is in). 0, or -ENOMEM (the table unchanged). */
+int controller_table_put(struct controller *c, struct container *ct);
+/* Takes ct out (not freed). An index entry that is another container's
+ * (two paths with one id) stays. */
+void controller_table_del(struct controller *c, struct container *ct);
+/* Replaces the table with by_path (path -> container, from a resync),
+ * indexed anew; the old containers are freed. 0, or -ENOMEM: nothing
+ * changed, by_path is still the caller's. */
+int controller_table_swap(struct controller *c, struct strmap *by_path);
+/* The container with that cgroup id (0: none), or NULL. */
+struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id);
+/* The container whose cgroup is container_id's (64 hex, the runtime's
+ * id, also NRI's), or NULL. */
+struct container *controller_find_container(const struct controller *c, const char *container_id);
+/* The pod's sandbox container (sandbox_id: its container id), or NULL. */
 const struct container *controller_find_sandbox(const struct controller *c, const char *sandbox_id);
 
-/* Frees a path -> container table and every container in it. */
+/* Frees a path -> container map and every container in it. */
 void controller_free_table(struct strmap *m);
 
 /* Into the per-pod error table (pod_errors.h): kubelet's next attempt of

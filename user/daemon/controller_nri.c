@@ -28,8 +28,7 @@
  *
  * Known limits: a container admitted at CreateContainer whose creation
  * the runtime abandons without StopContainer or RemoveContainer holds
- * its CPUs until the next Synchronize (a reconnect) drops it; and the
- * requests find a container in the table by a scan, O(containers) each.
+ * its CPUs until the next Synchronize (a reconnect) drops it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -105,20 +104,6 @@ static int nri_cgroup_path(const struct nri_container *nc, char *buf, size_t len
 	at = strlen(buf);
 	w = snprintf(buf + at, len - at, "/%.*s-%s.scope", (int)(c2 - c1 - 1), c1 + 1, c2 + 1);
 	return w < 0 || (size_t)w >= len - at ? -EINVAL : 0;
-}
-
-/* The table's container whose cgroup is container id's, or NULL. O(N):
- * once per NRI request. */
-static struct container *find_by_id(const struct controller *c, const char *id)
-{
-	size_t it = 0;
-	const char *k;
-	void *v;
-
-	while (strmap_next(c->by_path, &it, &k, &v))
-		if (strcmp(((struct container *)v)->info.container_id, id) == 0)
-			return v;
-	return NULL;
 }
 
 /* A container record for nc, not in the table: its future cgroup path
@@ -463,7 +448,7 @@ static int on_create(void *ctx, const struct nri_container *nc, struct nri_reply
 
 	if (!c->root[0] || !nc->id[0])
 		return 0;	/* no kubepods root yet: the BPF path, at its mkdir */
-	ct = find_by_id(c, nc->id);
+	ct = controller_find_container(c, nc->id);
 	r = nri_rec_want(c, nc->id);
 	if (!r || nri_rec_set_meta(r, &nc->meta) < 0)
 		return -ENOMEM;
@@ -499,7 +484,7 @@ static int on_update(void *ctx, const struct nri_container *nc, struct nri_reply
 {
 	struct controller *c = ctx;
 	struct nri_rec *r = nri_rec_get(c, nc->id);
-	struct container *ct = find_by_id(c, nc->id);
+	struct container *ct = controller_find_container(c, nc->id);
 	int ret;
 
 	if (!ct && r)
@@ -531,7 +516,7 @@ static int on_stop(void *ctx, const struct nri_container *nc, struct nri_reply *
 
 	if (r && r->pending) {
 		ret = drop_pending(c, r, "stopped");
-	} else if ((ct = find_by_id(c, nc->id)) && container_live(ct)) {
+	} else if ((ct = controller_find_container(c, nc->id)) && container_live(ct)) {
 		/* Its tasks are gone or going: it holds nothing from now on,
 		 * as when its last task exits (on_populated). */
 		ct->state = CT_EXITED;
@@ -596,7 +581,7 @@ static int adopt_created(struct controller *c, const struct nri_container *nc, s
 	bool refused;
 	int err;
 
-	if (r->pending || nc->state != NRI_CONTAINER_CREATED || find_by_id(c, nc->id))
+	if (r->pending || nc->state != NRI_CONTAINER_CREATED || controller_find_container(c, nc->id))
 		return 0;
 	ct = container_of_nri(c, nc, &err);
 	if (!ct)

@@ -131,7 +131,7 @@ int controller_nri_on_mkdir(struct controller *c, const char *path,
 	ct->info = *info;
 	ct->cgroup_id = cgroup_id;
 	ct->state = CT_LIVE;
-	if (strmap_put(c->by_path, ct->path, ct) < 0) {
+	if (controller_table_put(c, ct) < 0) {
 		r->pending = ct;
 		return -ENOMEM;
 	}

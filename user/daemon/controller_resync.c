@@ -200,8 +200,10 @@ static int install_table(struct controller *c, struct container **list, size_t n
 			return -ENOMEM;
 		}
 	}
-	controller_free_table(c->by_path);
-	c->by_path = m;
+	if (controller_table_swap(c, m) < 0) {
+		strmap_free(m);
+		return -ENOMEM;
+	}
 	return 0;
 }
 

@@ -4,6 +4,7 @@
  * logs and in the per-pod error table. Calls no other controller file.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,33 +32,116 @@ void controller_free_table(struct strmap *m)
 	strmap_free(m);
 }
 
-struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id)
-{
-	size_t it = 0;
-	const char *k;
-	void *v;
+/* ------------------------------------------------------------ the table */
 
-	while (strmap_next(c->by_path, &it, &k, &v))
-		if (((struct container *)v)->cgroup_id == cgroup_id)
-			return v;
-	return NULL;
+/* The cgroup-id index's key: the id in hex. */
+static void cgroup_key(uint64_t id, char buf[17])
+{
+	snprintf(buf, 17, "%" PRIx64, id);
 }
 
-/* The pod's sandbox container in the table, or NULL. O(N), once per
- * container start. */
-const struct container *controller_find_sandbox(const struct controller *c, const char *sandbox_id)
+int controller_table_init(struct controller *c)
 {
+	c->by_path = strmap_new();
+	c->by_id = strmap_new();
+	c->by_cgroup = strmap_new();
+	if (c->by_path && c->by_id && c->by_cgroup)
+		return 0;
+	controller_table_free(c);
+	return -ENOMEM;
+}
+
+void controller_table_free(struct controller *c)
+{
+	if (c->by_path)
+		controller_free_table(c->by_path);
+	strmap_free(c->by_id);
+	strmap_free(c->by_cgroup);
+	c->by_path = c->by_id = c->by_cgroup = NULL;
+}
+
+/* Into the two indexes (not by_path). 0 or -ENOMEM (neither changed). */
+static int index_put(struct strmap *by_id, struct strmap *by_cgroup, struct container *ct)
+{
+	char key[17];
+
+	if (strmap_put(by_id, ct->info.container_id, ct) < 0)
+		return -ENOMEM;
+	if (!ct->cgroup_id)
+		return 0;
+	cgroup_key(ct->cgroup_id, key);
+	if (strmap_put(by_cgroup, key, ct) == 0)
+		return 0;
+	strmap_del(by_id, ct->info.container_id);
+	return -ENOMEM;
+}
+
+int controller_table_put(struct controller *c, struct container *ct)
+{
+	if (strmap_put(c->by_path, ct->path, ct) < 0)
+		return -ENOMEM;
+	if (index_put(c->by_id, c->by_cgroup, ct) == 0)
+		return 0;
+	strmap_del(c->by_path, ct->path);
+	return -ENOMEM;
+}
+
+void controller_table_del(struct controller *c, struct container *ct)
+{
+	char key[17];
+
+	if (strmap_get(c->by_path, ct->path) == ct)
+		strmap_del(c->by_path, ct->path);
+	/* Another entry of the same id (a stale path) keeps its own. */
+	if (strmap_get(c->by_id, ct->info.container_id) == ct)
+		strmap_del(c->by_id, ct->info.container_id);
+	cgroup_key(ct->cgroup_id, key);
+	if (ct->cgroup_id && strmap_get(c->by_cgroup, key) == ct)
+		strmap_del(c->by_cgroup, key);
+}
+
+int controller_table_swap(struct controller *c, struct strmap *by_path)
+{
+	struct strmap *by_id = strmap_new(), *by_cgroup = strmap_new();
 	size_t it = 0;
 	const char *k;
 	void *v;
+	int r = by_id && by_cgroup ? 0 : -ENOMEM;
 
-	while (strmap_next(c->by_path, &it, &k, &v)) {
-		const struct container *ct = v;
-
-		if (ct->meta.sandbox && strcmp(ct->info.container_id, sandbox_id) == 0)
-			return ct;
+	while (r == 0 && strmap_next(by_path, &it, &k, &v))
+		r = index_put(by_id, by_cgroup, v);
+	if (r < 0) {
+		strmap_free(by_id);
+		strmap_free(by_cgroup);
+		return -ENOMEM;
 	}
-	return NULL;
+	controller_free_table(c->by_path);
+	strmap_free(c->by_id);
+	strmap_free(c->by_cgroup);
+	c->by_path = by_path;
+	c->by_id = by_id;
+	c->by_cgroup = by_cgroup;
+	return 0;
+}
+
+struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id)
+{
+	char key[17];
+
+	cgroup_key(cgroup_id, key);
+	return cgroup_id ? strmap_get(c->by_cgroup, key) : NULL;
+}
+
+struct container *controller_find_container(const struct controller *c, const char *container_id)
+{
+	return strmap_get(c->by_id, container_id);
+}
+
+const struct container *controller_find_sandbox(const struct controller *c, const char *sandbox_id)
+{
+	const struct container *ct = controller_find_container(c, sandbox_id);
+
+	return ct && ct->meta.sandbox ? ct : NULL;
 }
 
 /* Pod annotations live on the sandbox; a runtime that does not copy them
