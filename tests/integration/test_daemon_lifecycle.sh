@@ -126,6 +126,14 @@ check "bad option: one line naming it" test "$(printf '%s\n' "$out" | wc -l)" -e
 printf '[cpusetd]\nno_such_key = 1\n' >"$IT_WORK/bad.conf"
 out=$("$IT_OUT/cpusetd" --config "$IT_WORK/bad.conf" 2>&1)
 check "bad config key: refused with file:line" bash -c "printf '%s' '$out' | grep -q 'bad.conf:2'"
+# Started by a runtime as a pre-installed NRI plugin under a name the
+# config could not hold: refused (escaped in the log), not registered.
+out=$(NRI_PLUGIN_SOCKET=3 NRI_PLUGIN_IDX=99 NRI_PLUGIN_NAME=$'cpu:set\033d' timeout 20 \
+	"$IT_OUT/cpusetd" --config "$IT_WORK/empty.conf" --kubepods-root "$ROOT" \
+	--state-dir "$IT_WORK/state" --pin-dir "$IT_PIN" --textfile "" 3</dev/null 2>&1)
+check "pre-installed under a bad NRI_PLUGIN_NAME: exit status 1" test $? -eq 1
+check "... one line saying so, the name escaped" bash -c \
+	"printf '%s' \"\$1\" | grep -qF 'the runtime named us \"cpu:set\\x1bd\", index \"99\"'" _ "$out"
 
 # make install into a staging root.
 make -s install DESTDIR="$IT_WORK/dest" PREFIX=/usr OUT="$IT_OUT" >/dev/null 2>&1

@@ -653,6 +653,18 @@ static void test_bad_config(void **state)
 	assert_int_equal(nri_conn_new(&cfg, &handlers, NULL, &c), -EINVAL);
 	cfg.plugin_name = "";
 	assert_int_equal(nri_conn_new(&cfg, &handlers, NULL, &c), -EINVAL);
+	/* The config's rule (test_config_nri), also for what the runtime
+	 * passes a pre-installed plugin: printable is not enough. */
+	cfg.plugin_name = "cpu:setd";
+	assert_int_equal(nri_conn_new(&cfg, &handlers, NULL, &c), -EINVAL);
+	assert_false(nri_plugin_name_valid("a\"b"));
+	assert_false(nri_plugin_name_valid("caf\xc3\xa9"));
+	assert_false(nri_plugin_name_valid(NULL));
+	assert_true(nri_plugin_name_valid("cpu-set_d.1"));
+	assert_true(nri_plugin_name_valid("012345678901234567890123456789012345678901234567890123456789012"));
+	assert_false(nri_plugin_name_valid("0123456789012345678901234567890123456789012345678901234567890123"));
+	assert_false(nri_plugin_index_valid("1"));
+	assert_true(nri_plugin_index_valid("00"));
 	nri_conn_free(NULL);
 }
 

@@ -412,17 +412,14 @@ static int set_isolate_skip(struct cpusetd_config *c, const char *v, char *err, 
 
 /*
  * nri_plugin_name: what the runtime logs and orders us by (with the
- * index); 1..CONFIG_NRI_NAME_MAX-1 letters, digits, '-', '_', '.', as a
+ * index); 1..NRI_NAME_MAX-1 letters, digits, '-', '_', '.', as a
  * pre-installed plugin's file name "<index>-<name>" can hold.
  */
 static int set_nri_name(struct cpusetd_config *c, const char *v, char *err, size_t errlen)
 {
-	size_t n = strlen(v);
-
-	if (n == 0 || n >= sizeof(c->nri_plugin_name) ||
-	    strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != n) {
-		snprintf(err, errlen, "expected 1..%zu letters, digits, '-', '_' or '.', got '%s'",
-			 sizeof(c->nri_plugin_name) - 1, v);
+	if (!nri_plugin_name_valid(v)) {
+		snprintf(err, errlen, "expected 1..%d letters, digits, '-', '_' or '.', got '%s'",
+			 NRI_NAME_MAX - 1, v);
 		return -EINVAL;
 	}
 	strcpy(c->nri_plugin_name, v);
@@ -432,7 +429,7 @@ static int set_nri_name(struct cpusetd_config *c, const char *v, char *err, size
 /* nri_plugin_index: exactly two digits, "00".."99" (NRI's plugin index). */
 static int set_nri_index(struct cpusetd_config *c, const char *v, char *err, size_t errlen)
 {
-	if (strlen(v) != 2 || v[0] < '0' || v[0] > '9' || v[1] < '0' || v[1] > '9') {
+	if (!nri_plugin_index_valid(v)) {
 		snprintf(err, errlen, "expected two digits 00..99, got '%s'", v);
 		return -EINVAL;
 	}

@@ -106,7 +106,7 @@ struct cpusetd_config {
 	 * the socket, and the name and two-digit index we register as */
 	bool nri;
 	char nri_socket[PATH_MAX];
-	char nri_plugin_name[64];
+	char nri_plugin_name[64];	/* NRI_NAME_MAX */
 	char nri_plugin_index[3];
 	/* --check-config: check, print, exit (main.c); never an INI key */
 	bool check_config;

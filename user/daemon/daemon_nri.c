@@ -77,10 +77,20 @@ int daemon_nri_open(const struct cpusetd_config *cfg, struct controller *ctl, in
 		return r;
 	}
 	controller_nri_handlers(&h);
+	/* The runtime's NRI_PLUGIN_NAME/IDX obey the config's rules too (the
+	 * log escapes them). */
+	if (!nri_plugin_name_valid(nc.plugin_name) || !nri_plugin_index_valid(nc.plugin_index)) {
+		log_error("NRI: the runtime named us \"%s\", index \"%s\" (NRI_PLUGIN_NAME, "
+			  "NRI_PLUGIN_IDX): a name is 1..%d letters, digits, '-', '_' or '.', an "
+			  "index two digits; not registering", nc.plugin_name, nc.plugin_index,
+			  NRI_NAME_MAX - 1);
+		free(n);
+		return -EINVAL;
+	}
 	r = nri_conn_new(&nc, &h, ctl, &n->conn);
 	if (r < 0) {
 		log_error("NRI: cannot start as %s-%s: %s", nc.plugin_index, nc.plugin_name,
-			  r == -EINVAL ? "bad plugin name, index or socket" : strerror(-r));
+			  r == -EINVAL ? "bad socket path" : strerror(-r));
 		free(n);
 		return r;
 	}

@@ -161,12 +161,27 @@ struct nri_conn_config {
 	const char *plugin_index;	/* two digits, "00".."99" */
 };
 
+/* The longest plugin name, with its NUL. */
+#define NRI_NAME_MAX	64
+
+/*
+ * A plugin name as cpusetd takes it, from its config (nri_plugin_name) or
+ * from the runtime (NRI_PLUGIN_NAME: the part of a pre-installed plugin's
+ * file name after "NN-"): 1..NRI_NAME_MAX-1 letters, digits, '-', '_' or
+ * '.'. The runtime logs it and keys its plugins by it, so nothing else.
+ */
+bool nri_plugin_name_valid(const char *s);
+/* A plugin index: exactly two digits, "00".."99" (the runtime orders its
+ * plugins by it; containerd/nri pkg/adaptation plugin.go). */
+bool nri_plugin_index_valid(const char *s);
+
 /*
  * Makes a connection object and starts the first connection attempt (no
  * error when the socket is not there yet: it is retried, with backoff from
- * 100 ms doubling to 5 s). The name must be 1..63 printable bytes without
- * '/' or space. Returns 0 with *ret, -EINVAL (bad name, index or socket
- * path), a negative errno of fcntl on a given socket_fd, -ENOMEM.
+ * 100 ms doubling to 5 s). The name and index must be valid
+ * (nri_plugin_name_valid, nri_plugin_index_valid). Returns 0 with *ret,
+ * -EINVAL (bad name, index or socket path), a negative errno of fcntl on
+ * a given socket_fd, -ENOMEM.
  */
 int nri_conn_new(const struct nri_conn_config *cfg, const struct nri_handlers *h,
 		 void *ctx, struct nri_conn **ret);

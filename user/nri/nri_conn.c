@@ -407,19 +407,15 @@ int nri_conn_update_containers(struct nri_conn *c, const struct nri_update *u, s
 
 /* Name: what the runtime shows and sorts by; printable, no '/' (it ends
  * up in a file name for pre-installed plugins). Index: two digits. */
-static bool valid_name(const char *s)
+bool nri_plugin_name_valid(const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
 
-	if (n == 0 || n >= 64)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] <= ' ' || s[i] == 0x7f || s[i] == '/')
-			return false;
-	return true;
+	return n > 0 && n < NRI_NAME_MAX &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == n;
 }
 
-static bool valid_index(const char *s)
+bool nri_plugin_index_valid(const char *s)
 {
 	return s && s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' && !s[2];
 }
@@ -429,7 +425,7 @@ int nri_conn_new(const struct nri_conn_config *cfg, const struct nri_handlers *h
 {
 	struct nri_conn *c;
 
-	if (!valid_name(cfg->plugin_name) || !valid_index(cfg->plugin_index))
+	if (!nri_plugin_name_valid(cfg->plugin_name) || !nri_plugin_index_valid(cfg->plugin_index))
 		return -EINVAL;
 	if (cfg->socket_fd < 0 && (!cfg->socket_path || !cfg->socket_path[0] ||
 				   strlen(cfg->socket_path) >= sizeof(c->socket_path)))

@@ -48,7 +48,7 @@ struct nri_pending {
 struct nri_conn {
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int given_fd;		/* pre-installed: the runtime's socket, once */
-	char name[64];
+	char name[NRI_NAME_MAX];
 	char index[3];
 	struct nri_handlers h;
 	void *ctx;
