@@ -192,6 +192,10 @@ same_ids() { [ "$(live_ids)" = "$(status_ids)" ] && [ -n "$(live_ids)" ]; }
 check "kill -9: status.json lists exactly the live containers and sandboxes ($(live_ids | wc -l))" \
 	wait_for 10 same_ids
 check "kill -9: g1 on 0, s1 on 1 (kernel and runtime record)" eval 'placed g1 app 0 && placed s1 app 1'
+# The runtime's records are as the first daemon left them: nothing to
+# answer (a node's first connection answers nearly every container).
+check "kill -9: the re-sync sent the runtime no update ($(counter nri_updates_sent))" \
+	test "$(counter nri_updates_sent)" = 0
 : >"$IT_WORK/g1.stop"
 wait "$sampler"
 check "kill -9: the integer container never moved (cpuset.cpus every 10 ms: $(tr '\n' ' ' <"$IT_WORK/g1.samples"))" \

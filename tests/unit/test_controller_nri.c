@@ -775,6 +775,33 @@ static void test_synchronize(void **state)
 	assert_int_equal(cpulist_parse(u->cpus, &m), 0);
 	assert_int_equal(cpumask_weight(&m), 2);
 	assert_int_equal(COUNT(f, nri_synchronizes), 1);
+
+	/* A reconnect: the runtime's records say what it was told, cpus and
+	 * mems alike (p now started). Nothing to answer. */
+	for (int i = 0; i < 3; i++) {
+		struct pod_meta *m = &cts[i].meta;
+
+		u = update_of(&r, cts[i].id);
+		snprintf(m->runtime_cpus, sizeof(m->runtime_cpus), "%.64s", u->cpus);
+		snprintf(m->runtime_mems, sizeof(m->runtime_mems), "%.64s", u->mems);
+	}
+	assert_string_equal(cts[0].meta.runtime_mems, "0");	/* a set of its own */
+	make_cgroup(f, &p, cts[2].meta.runtime_cpus, "0");
+	send_mkdir(f, &p, 0);
+	cts[2].state = NRI_CONTAINER_RUNNING;
+	reply_free(&r);
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(f->h.synchronize(f->c, cts, 3, &r), 0);
+	assert_int_equal(r.n_updates, 0);
+	assert_int_equal(COUNT(f, nri_synchronizes), 2);
+	/* A record that lost the mems (only they): told again. */
+	cts[2].meta.runtime_mems[0] = '\0';
+	reply_free(&r);
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(f->h.synchronize(f->c, cts, 3, &r), 0);
+	assert_int_equal(r.n_updates, 1);
+	assert_non_null(u = update_of(&r, p.nc.id));
+	assert_string_equal(u->mems, "0");
 	reply_free(&r);
 	free(a.nc.meta.cores_ids);
 }

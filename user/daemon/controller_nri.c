@@ -142,12 +142,13 @@ static struct container *container_of_nri(struct controller *c, const struct nri
 
 /* ---------------------------------------------------- what the runtime hears */
 
-/* What the runtime's own record says (linux.resources.cpu.cpus), as far
- * as NRI told us: unknown when it gave none. */
+/* What the runtime's own record says (linux.resources.cpu.cpus and
+ * .mems), as far as NRI told us: unknown when it gave none. */
 static void rec_told_from_meta(struct nri_rec *r)
 {
 	r->told = r->meta.runtime_cpus[0] && cpulist_parse(r->meta.runtime_cpus, &r->told_cpus) == 0;
-	r->told_mems = false;
+	r->told_mems = r->meta.runtime_mems[0] &&
+		       cpulist_parse(r->meta.runtime_mems, &r->told_mems_set) == 0;
 }
 
 
@@ -224,6 +225,9 @@ static int tell(struct nri_rec *r, const struct container *ct, struct sink *s)
 	cpulist_format(&cpus, cl, sizeof(cl));
 	if (has_mems)
 		cpulist_format(&mems, ml, sizeof(ml));
+	log_debug("NRI: %s (%.12s): the runtime's record is behind (%s); cpus %s%s%s %s", ct->name,
+		  r->id, r->told ? "other cpus or mems" : "no cpus known", cl, has_mems ? ", mems " : "",
+		  ml, s->reply ? "in the reply" : "in UpdateContainers");
 	if (sink_add(s, r->id, cl, ml) < 0)
 		return -ENOMEM;
 	r->told = true;

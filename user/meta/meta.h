@@ -116,6 +116,9 @@ struct pod_meta {
 	 * long, not a string: runtime_sets_cpus is still true then). */
 	bool runtime_sets_cpus;
 	char runtime_cpus[1024];
+	/* linux.resources.cpu.mems from NRI (a bundle leaves it ""): what the
+	 * runtime's record says; "" when absent, unusable or too long. */
+	char runtime_mems[256];
 	char cgroups_path[384];		/* linux.cgroupsPath, may be "" */
 	char termination_log[PATH_MAX];	/* host file behind the mount, or "" */
 	bool termination_ro;		/* that mount is read-only ("ro"): not

@@ -65,7 +65,7 @@ enum nri_container_state {
  *     the same keys, limits and errors as a bundle's (meta->invalid is
  *     META_INVALID_ANNOTATION naming the key for a malformed one);
  *   - quota_us, period_us, cpu_shares, has_cpu_limit, runtime_sets_cpus /
- *     runtime_cpus from Container.linux.resources.cpu (an UpdateContainer
+ *     runtime_cpus, runtime_mems from Container.linux.resources.cpu (an UpdateContainer
  *     passes the new resources: those are used instead);
  *   - cgroups_path from Container.linux.cgroups_path;
  *   - from_bundle is false; termination_log is "" (no root write in NRI

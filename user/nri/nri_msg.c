@@ -67,6 +67,8 @@ static void cpu_resources(struct pod_meta *m, const PbCpu *cpu)
 	/* Only a hint, as in a bundle: too long is "set, value unknown". */
 	r = nri_msg_str(&cpu->cpus, m->runtime_cpus, sizeof(m->runtime_cpus));
 	m->runtime_sets_cpus = r < 0 || m->runtime_cpus[0];
+	if (nri_msg_str(&cpu->mems, m->runtime_mems, sizeof(m->runtime_mems)) < 0)
+		m->runtime_mems[0] = '\0';
 }
 
 /* Pod annotations, then the container's over them. */
