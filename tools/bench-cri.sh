@@ -1,17 +1,23 @@
 #!/bin/bash
 # Container create+start through the CRI, on the containerd lane's private
 # containerd (tests/containerd/lib.sh; CRI_CONTAINERD, default 2.x): N
-# containers (default 20), one after another in one Burstable pod, each
-# CreateContainer and StartContainer timed by the client (cri.py: the
-# round trip over containerd's gRPC socket). # Three rounds in one run, each in a fresh pod: without cpusetd, with
-# cpusetd in its BPF-only mode (nri = off), and with cpusetd as the
-# runtime's NRI plugin (1.7 and 2.x: placing at CreateContainer). The last
-# line is what the plugin adds to create+start: its p50 and p99 less those
-# of the round without cpusetd. Root; `make deps` for 1.7 and 2.x.
-#   [CRI_CONTAINERD=1.6|1.7|2.x] tools/bench-cri.sh [BUILD_DIR] [N]
+# containers per kind (default 20), one after another, each CreateContainer
+# and StartContainer timed by the client (cri.py: the round trip over
+# containerd's gRPC socket). Three kinds: without cpusetd, with cpusetd in
+# its BPF-only mode (nri = off), and with cpusetd as the runtime's NRI
+# plugin (1.7 and 2.x: placing at CreateContainer). They take turns in
+# BLOCKS blocks (default 5) of N/BLOCKS containers, each block in a fresh
+# Burstable pod removed before the next, so that what drifts during a run
+# (the host's load, the runtime's caches) falls on every kind alike. The
+# last lines are what the plugin adds: to CreateContainer, the one call it
+# is in the path of, and to create+start, as p50 and p99 of all samples
+# less those without cpusetd, and as the median of the blocks' p50
+# differences. Root; `make deps` for 1.7 and 2.x.
+#   [CRI_CONTAINERD=1.6|1.7|2.x] [BLOCKS=5] tools/bench-cri.sh [BUILD_DIR] [N]
 cd "$(dirname "$0")/.." || exit 1
 IT_OUT=${1:-build}
 N=${2:-20}
+BLOCKS=${BLOCKS:-5}
 CRI_CONTAINERD=${CRI_CONTAINERD:-2.x}
 . tests/integration/lib.sh
 . tests/containerd/lib.sh
@@ -21,53 +27,73 @@ must() { "$@" && return 0; echo "bench-cri: $* failed; containerd log:" >&2; tai
 must cri_build_image
 must cri_containerd_start
 must cri_image_import
+[ $((N % BLOCKS)) = 0 ] || { echo "bench-cri: N ($N) is not a multiple of BLOCKS ($BLOCKS)" >&2; exit 1; }
+PER=$((N / BLOCKS))
+S=$IT_WORK/samples
+mkdir -p "$S"
 
 # pct P: the P-th percentile (nearest rank) of the numbers on stdin.
 pct() { sort -g | awk -v p="$1" '{ a[NR] = $1 } END { i = int((NR * p + 99) / 100); print a[i < 1 ? 1 : i] }'; }
 
-# round NAME: N containers in a new pod; one line of figures.
-round() {
-	local name=$1 out t0 t1 f
-	must run_pod "$name" burstable
-	t0=$(date +%s%N)
-	out=$(cri run-container "$name" app --image "$CRI_IMAGE" --attempts "$N" --cpu-request 100 --cpu-limit 200)
-	t1=$(date +%s%N)
-	jq -r --arg p "$name" '"\($p) app \(.id)"' <<<"$out" >>"$CRI_IDS"
-	[ "$(jq -s '[.[] | select(.started)] | length' <<<"$out")" = "$N" ] ||
-		{ echo "bench-cri: $name: not all $N started" >&2; jq -c 'select(.error != "")' <<<"$out" >&2; exit 1; }
-	for f in create_ms start_ms; do
-		printf '%-14s %-7s p50 %7.1f  p99 %7.1f  max %7.1f ms\n' "$name" "${f%_ms}" \
-			"$(jq ".$f" <<<"$out" | pct 50)" "$(jq ".$f" <<<"$out" | pct 99)" "$(jq ".$f" <<<"$out" | pct 100)"
-	done
-	P50[$name]=$(jq '.create_ms + .start_ms' <<<"$out" | pct 50)
-	P99[$name]=$(jq '.create_ms + .start_ms' <<<"$out" | pct 99)
-	printf '%-14s %-7s p50 %7.1f  p99 %7.1f  max %7.1f ms; %d containers in %d ms\n' "$name" both \
-		"${P50[$name]}" "${P99[$name]}" \
-		"$(jq '.create_ms + .start_ms' <<<"$out" | pct 100)" "$N" $(((t1 - t0) / 1000000))
-	# Gone before the next round: its containers would be in the next
+# block KIND B: PER containers of kind KIND in a new pod, removed after;
+# their create and create+start times appended to $S/KIND.create, .both,
+# and the block's own p50s to $S/KIND.blocks ("B create both").
+block() {
+	local kind=$1 b=$2 pod="$1-$2" out
+	must run_pod "$pod" burstable
+	out=$(cri run-container "$pod" app --image "$CRI_IMAGE" --attempts "$PER" --cpu-request 100 --cpu-limit 200)
+	jq -r --arg p "$pod" '"\($p) app \(.id)"' <<<"$out" >>"$CRI_IDS"
+	[ "$(jq -s '[.[] | select(.started)] | length' <<<"$out")" = "$PER" ] ||
+		{ echo "bench-cri: $pod: not all $PER started" >&2; jq -c 'select(.error != "")' <<<"$out" >&2; exit 1; }
+	jq '.create_ms' <<<"$out" >>"$S/$kind.create"
+	jq '.create_ms + .start_ms' <<<"$out" >>"$S/$kind.both"
+	echo "$b $(jq '.create_ms' <<<"$out" | pct 50) $(jq '.create_ms + .start_ms' <<<"$out" | pct 50)" >>"$S/$kind.blocks"
+	# Gone before the next block: its containers would be in the next
 	# daemon's Synchronize, and the runtime's updates of their records
-	# (a runc update each) would run during that round.
-	must remove_pod "$name" burstable
+	# (a runc update each) would run during that block.
+	must remove_pod "$pod" burstable
 }
-declare -A P50 P99
 
-echo "# containerd $CRI_VERSION, runc $(runc --version | awk 'NR == 1 {print $3}'), $N containers per round, $(nproc) CPUs"
-round no-cpusetd
+status() { jq -r "$1" "$IT_WORK/cpusetd/status.json"; }
 echo "nri = off" >"$IT_WORK/bpf.conf"
-must daemon_start "$IT_WORK/bpf.conf"
-round cpusetd-bpf
-daemon_stop
-if [ -n "$CRI_NRI_SOCK" ]; then
-	echo "nri_socket = $CRI_NRI_SOCK" >"$IT_WORK/nri.conf"
-	must daemon_start "$IT_WORK/nri.conf"
-	must wait_for 15 eval '[ "$(jq -r .daemon.mode "$IT_WORK/cpusetd/status.json")" = nri+bpf ]'
-	round cpusetd-nri
-	echo "# placed at CreateContainer: $(jq .counters.nri_placed_at_create "$IT_WORK/cpusetd/status.json")," \
-		"created without NRI: $(jq .counters.created_without_nri "$IT_WORK/cpusetd/status.json")," \
-		"updates sent to the runtime: $(jq .counters.nri_updates_sent "$IT_WORK/cpusetd/status.json")"
-	[ -z "${BENCH_DEBUG:-}" ] || grep -E "NRI|nri|warn|error" "$IT_WORK/daemon.log" | grep -v "shared, cpus" | tail -n 8 >&2
-	[ -z "${BENCH_DEBUG:-}" ] || grep -iE "nri|plugin" "$IT_WORK/containerd.log" | tail -n 12 >&2
+[ -z "$CRI_NRI_SOCK" ] || echo "nri_socket = $CRI_NRI_SOCK" >"$IT_WORK/nri.conf"
+placed=0 without=0 updates=0
+echo "# containerd $CRI_VERSION, runc $(runc --version | awk 'NR == 1 {print $3}'), $N containers per kind in $BLOCKS blocks, $(nproc) CPUs"
+for b in $(seq "$BLOCKS"); do
+	block no-cpusetd "$b"
+	must daemon_start "$IT_WORK/bpf.conf"
+	block cpusetd-bpf "$b"
 	daemon_stop
-	awk -v a="${P50[cpusetd-nri]}" -v b="${P50[no-cpusetd]}" -v c="${P99[cpusetd-nri]}" -v d="${P99[no-cpusetd]}" \
-		'BEGIN { printf "NRI plugin adds to create+start: p50 %+.1f ms, p99 %+.1f ms (targets: 1 ms, 5 ms)\n", a - b, c - d }'
-fi
+	[ -n "$CRI_NRI_SOCK" ] || continue
+	must daemon_start "$IT_WORK/nri.conf"
+	must wait_for 15 eval '[ "$(status .daemon.mode)" = nri+bpf ]'
+	block cpusetd-nri "$b"
+	placed=$((placed + $(status .counters.nri_placed_at_create)))
+	without=$((without + $(status .counters.created_without_nri)))
+	updates=$((updates + $(status .counters.nri_updates_sent)))
+	daemon_stop
+done
+
+for kind in no-cpusetd cpusetd-bpf cpusetd-nri; do
+	[ -s "$S/$kind.create" ] || continue
+	printf '%-12s create p50 %6.1f p99 %6.1f   create+start p50 %6.1f p99 %6.1f max %6.1f ms\n' "$kind" \
+		"$(pct 50 <"$S/$kind.create")" "$(pct 99 <"$S/$kind.create")" \
+		"$(pct 50 <"$S/$kind.both")" "$(pct 99 <"$S/$kind.both")" "$(pct 100 <"$S/$kind.both")"
+done
+[ -n "$CRI_NRI_SOCK" ] || exit 0
+echo "# NRI blocks: placed at CreateContainer $placed of $N, created without NRI $without, updates sent to the runtime $updates"
+[ "$placed" = "$N" ] && [ "$without" = 0 ] ||
+	{ echo "bench-cri: not every container of the NRI blocks went through the plugin" >&2; exit 1; }
+# added F COL: all samples' p50 and p99 less those without cpusetd, and
+# the median of the blocks' p50 differences (column COL of .blocks).
+added() {
+	local f=$1 col=$2 blk
+	blk=$(paste -d ' ' "$S/cpusetd-nri.blocks" "$S/no-cpusetd.blocks" |
+		awk -v c="$col" '{ print $c - $(c + 3) }' | pct 50)
+	awk -v a="$(pct 50 <"$S/cpusetd-nri.$f")" -v b="$(pct 50 <"$S/no-cpusetd.$f")" \
+		-v c="$(pct 99 <"$S/cpusetd-nri.$f")" -v d="$(pct 99 <"$S/no-cpusetd.$f")" -v m="$blk" -v f="$f" \
+		'BEGIN { printf "NRI plugin adds to %-6s p50 %+.1f ms, p99 %+.1f ms; median of the blocks'"'"' p50 differences %+.1f ms\n", f == "both" ? "create+start:" : "create:", a - b, c - d, m }'
+}
+added create 2
+added both 3
+echo "# targets for create+start: p50 <= 1 ms, p99 <= 5 ms"
