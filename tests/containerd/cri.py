@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """A small CRI client for the containerd lane: makes the calls kubelet makes
 (RunPodSandbox, CreateContainer, StartContainer, ContainerStatus,
-StopContainer, RemoveContainer, StopPodSandbox, RemovePodSandbox), in
-kubelet's order, over the runtime.v1 gRPC API of a containerd socket.
+UpdateContainerResources, StopContainer, RemoveContainer, StopPodSandbox,
+RemovePodSandbox), in kubelet's order, over the runtime.v1 gRPC API of a containerd socket.
 
     cri.py gen OUTDIR                       generate the stubs from cri.proto
     cri.py [common options] COMMAND ...     (see --help of each command)
@@ -164,11 +164,21 @@ def status_dict(c, cid):
         cpu = cpu.get("cpu") or {}
     except (ValueError, AttributeError):
         pass
+    # The CRI's own field (ContainerStatus.resources, containerd 1.7 and
+    # 2.x: copied from the spec at create and at every resource update);
+    # null when the runtime reports none.
+    res = None
+    if s.HasField("resources") and s.resources.HasField("linux"):
+        l = s.resources.linux
+        res = {"cpus": l.cpuset_cpus, "mems": l.cpuset_mems, "shares": l.cpu_shares,
+               "quota": l.cpu_quota, "period": l.cpu_period}
     return {"id": s.id, "name": s.metadata.name, "attempt": s.metadata.attempt,
             "state": pb.ContainerState.Name(s.state), "exit_code": s.exit_code,
             "reason": s.reason, "message": s.message, "pid": pid,
             "started_at": s.started_at, "finished_at": s.finished_at,
-            "cpus": cpu.get("cpus", ""), "mems": cpu.get("mems", "")}
+            "cpus": cpu.get("cpus", ""), "mems": cpu.get("mems", ""),
+            "quota": cpu.get("quota", 0), "period": cpu.get("period", 0),
+            "resources": res}
 
 
 def wait_state(c, cid, state, timeout):
@@ -180,6 +190,17 @@ def wait_state(c, cid, state, timeout):
         if time.monotonic() >= deadline:
             return st, False
         time.sleep(0.05)
+
+
+def kubelet_cpu(res, request, limit):
+    """kubelet's arithmetic (pkg/kubelet/cm/helpers_linux.go): shares from
+    the request (the limit when none; at least 2), quota from the limit
+    (millicores) over a 100 ms period."""
+    req = request if request is not None else limit
+    res.cpu_shares = max(2, req * 1024 // 1000) if req else 2
+    if limit:
+        res.cpu_period = 100000
+        res.cpu_quota = limit * 100000 // 1000
 
 
 def container_config(a, sbx, attempt, term):
@@ -200,14 +221,8 @@ def container_config(a, sbx, attempt, term):
                             "io.kubernetes.pod.terminationGracePeriod": "30"})
     cfg.log_path = "%s/%d.log" % (a.name, attempt)
     os.makedirs(os.path.join(sbx.log_directory, a.name), exist_ok=True)
-    # kubelet's arithmetic (pkg/kubelet/cm/helpers_linux.go): shares from
-    # the request (at least 2), quota from the limit over a 100 ms period.
     res = cfg.linux.resources
-    req = a.cpu_request if a.cpu_request is not None else a.cpu_limit
-    res.cpu_shares = max(2, req * 1024 // 1000) if req else 2
-    if a.cpu_limit:
-        res.cpu_period = 100000
-        res.cpu_quota = a.cpu_limit * 100000 // 1000
+    kubelet_cpu(res, a.cpu_request, a.cpu_limit)
     if a.memory_limit:
         res.memory_limit_in_bytes = a.memory_limit
     res.oom_score_adj = -997 if a.guaranteed else 1000
@@ -253,6 +268,24 @@ def cmd_run_container(c, a):
             out["status"], _ = wait_state(c, out["id"], "CONTAINER_EXITED", a.wait_exit)
         print(json.dumps(out), flush=True)
     return rc
+
+
+def cmd_update_resources(c, a):
+    """UpdateContainerResources as kubelet sends it: for an in-place
+    resize, the container's whole CPU (and memory) resources from its new
+    request and limit; for its CPU manager's rewrite, cpuset_cpus alone
+    (--cpuset-cpus without --cpu-limit/--cpu-request)."""
+    res = pb.LinuxContainerResources()
+    if a.cpu_limit is not None or a.cpu_request is not None:
+        kubelet_cpu(res, a.cpu_request, a.cpu_limit)
+    if a.memory_limit:
+        res.memory_limit_in_bytes = a.memory_limit
+    if a.cpuset_cpus is not None:
+        res.cpuset_cpus = a.cpuset_cpus
+    if a.cpuset_mems is not None:
+        res.cpuset_mems = a.cpuset_mems
+    c.call(c.rt, "UpdateContainerResources",
+           pb.UpdateContainerResourcesRequest(container_id=a.id, linux=res))
 
 
 def cmd_status(c, a):
@@ -345,8 +378,17 @@ def main():
     p.add_argument("--guaranteed", action="store_true", help="oom_score_adj as for Guaranteed")
     p.add_argument("--wait-exit", type=float, default=0, help="then wait up to S s for it to exit")
     p.add_argument("--cmd", default="sleep 3600", help="the command, split as by a shell")
-    p = sub.add_parser("status")
+    p = sub.add_parser("status", help="ContainerStatus as JSON: cpus, mems, quota, period from "
+                       "the runtime's spec (verbose info), resources from the CRI's own field")
     p.add_argument("id")
+    p = sub.add_parser("update-resources", help="UpdateContainerResources, as kubelet's in-place "
+                       "resize or its CPU manager sends it")
+    p.add_argument("id")
+    p.add_argument("--cpu-limit", type=int, help="millicores")
+    p.add_argument("--cpu-request", type=int, help="millicores (default: the limit)")
+    p.add_argument("--memory-limit", type=int, help="bytes")
+    p.add_argument("--cpuset-cpus", help="a cpulist, as kubelet's CPU manager writes it")
+    p.add_argument("--cpuset-mems", help="a list of NUMA nodes")
     p = sub.add_parser("wait")
     p.add_argument("id")
     p.add_argument("state", choices=["CONTAINER_CREATED", "CONTAINER_RUNNING", "CONTAINER_EXITED"])

@@ -730,6 +730,34 @@ static void test_update_redecides(void **state)
 	reply_free(&r);
 }
 
+/* kubelet's CPU manager sends a shared container a cpuset of its own
+ * (UpdateContainerResources with cpuset_cpus alone: no limit): the answer
+ * is the pool, every time it asks, and the kernel keeps the pool
+ * (kubernetes #120230; tests/containerd/test_nri_resize.sh end to end). */
+static void test_update_kubelet_cpuset(void **state)
+{
+	struct fx *f = *state;
+	struct nct s = new_nct(f, POD_QOS_BURSTABLE, 0);
+	struct nri_reply r;
+	const struct nri_update *u;
+
+	create(f, &s, &r);
+	start_as_told(f, &s, &r);
+	reply_free(&r);
+	snprintf(s.nc.meta.runtime_cpus, sizeof(s.nc.meta.runtime_cpus), "1");
+	s.nc.meta.runtime_sets_cpus = true;
+	for (int i = 0; i < 2; i++) {
+		memset(&r, 0, sizeof(r));
+		assert_int_equal(f->h.update_container(f->c, &s.nc, &r), 0);
+		assert_non_null(u = update_of(&r, s.nc.id));
+		assert_string_equal(u->cpus, "0-7");
+		assert_string_equal(u->mems, "");	/* a pool's mems: left as they are */
+		assert_int_equal(r.n_updates, 1);
+		reply_free(&r);
+	}
+	assert_set(f, s.path, "cpuset.cpus", "0-7");
+}
+
 /*
  * Synchronize: the table is rebuilt from the live cgroups with NRI's
  * metadata (an annotated pod is known by its NRI annotations alone: no
@@ -864,6 +892,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_created_without_nri, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_widens, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_update_redecides, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_update_kubelet_cpuset, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_synchronize, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outside_root, setup, teardown),
 	};
