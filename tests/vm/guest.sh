@@ -3,7 +3,8 @@
 #   bash tests/vm/guest.sh [test_a test_b ...]   (default: every test)
 # Runs each tests/vm/test_*.sh as `bash tests/vm/test_X.sh build` from the
 # project tree (/cpusetd), framed by "vm: begin test_X.sh" and
-# "vm: end test_X.sh RC" lines that tests/vm/run.sh reads on the host.
+# "vm: end test_X.sh RC" lines that tests/vm/run.sh reads on the host,
+# then "vm: took test_X.sh SECONDS" (the guest's clock).
 # test_topology runs first: it proves the machine is the one qemu was
 # told to build, which every other test takes for granted.
 set -u
@@ -33,9 +34,11 @@ else
 	done
 fi
 
+uptime_s() { local up _; read -r up _ </proc/uptime; echo "${up%.*}"; }
 for t in "${list[@]}"; do
 	name=${t##*/}
 	echo "vm: begin $name"
+	t0=$(uptime_s)
 	if [ -f "$t" ]; then
 		timeout -k 5 "$per_test_timeout" bash "$t" build 2>&1 | stamp
 		rc=${PIPESTATUS[0]}
@@ -45,4 +48,5 @@ for t in "${list[@]}"; do
 		rc=1
 	fi
 	echo "vm: end $name $rc"
+	echo "vm: took $name $(($(uptime_s) - t0))"
 done

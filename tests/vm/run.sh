@@ -226,6 +226,12 @@ awk -v out=/dev/stdout '
 		if ($4 != 0) print "# vm: " $3 " exited " $4
 		next
 	}
+	/^vm: took / {
+		n = $3; sub(/^test_/, "", n); sub(/\.sh$/, "", n)
+		took = took (took == "" ? "" : ", ") n " " $4 " s"
+		next
+	}
+	END { if (took != "") print "# vm: per test (guest clock): " took }
 	/^(not )?ok - / {
 		line = $0
 		sub(/^ok - /, "ok - vm/" t ": ", line)
