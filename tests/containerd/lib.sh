@@ -88,6 +88,7 @@ cri_setup() {
 	CRI_SOCK=$IT_WORK/containerd.sock
 	CRI_STATE_DIR=$IT_WORK/state	# containerd's state: the bundles
 	CRI_BUNDLES=$CRI_STATE_DIR/io.containerd.runtime.v2.task/k8s.io
+	CRI_PROM=$IT_WORK/prom/cpusetd.prom
 	CRI_IDS=$IT_WORK/ids	# "POD NAME ID" of every container and sandbox made
 	CRI_NRI_SOCK='' CRI_NRI_PLUGINS=''
 	if [ "$CRI_CONTAINERD" != 1.6 ]; then
@@ -548,13 +549,15 @@ ctr_cgroup() {
 # daemon_start [CONFIG]: cpusetd on the lane's kubepods root, state and
 # pin dirs, with CONFIG as its config file (default: an empty one; e.g.
 # one with nri_socket = $CRI_NRI_SOCK); up when status.json is written.
+# Its Prometheus textfile: $CRI_PROM.
 daemon_start() {
 	rm -f "$IT_WORK/cpusetd/status.json"
+	mkdir -p "${CRI_PROM%/*}"
 	"$IT_OUT/cpusetd" --config "${1:-$IT_WORK/empty.conf}" --kubepods-root "$ROOT" \
 		--bundle-path "$CRI_BUNDLES/{id}/config.json" \
 		--state-dir "$IT_WORK/cpusetd" --pin-dir "$IT_PIN" \
 		--kubelet-pods-dir "$IT_WORK/pods" --kubelet-state-file "" \
-		--log-level debug --textfile "" \
+		--log-level debug --textfile "$CRI_PROM" \
 		>>"$IT_WORK/daemon.log" 2>&1 &
 	IT_DAEMON=$!
 	wait_for 30 test -s "$IT_WORK/cpusetd/status.json"

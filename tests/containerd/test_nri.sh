@@ -262,6 +262,20 @@ check "no protocol error, no failed update ($(st .daemon.nri.protocol_errors), $
 	test "$(st .daemon.nri.protocol_errors)" = 0 -a "$(st .daemon.nri.update_failures)" = 0
 phase sigstop
 
+# The .prom times every request answered: at least every CreateContainer
+# placed or refused by this daemon (a late one answered with the
+# placement in force counts too), one Synchronize per connection.
+prom_count() { sed -n "s/^cpusetd_nri_request_seconds_count{method=\"$1\"} //p" "$CRI_PROM"; }
+prom_ok() {
+	local created sync want
+	created=$(prom_count CreateContainer) sync=$(prom_count Synchronize)
+	want=$(($(counter nri_placed_at_create) + $(counter nri_refused_at_create)))
+	[ -n "$created" ] && [ "$created" -ge "$want" ] && [ "$created" -gt 0 ] &&
+		[ "$sync" = "$(counter nri_synchronizes)" ]
+}
+waits '.prom: cpusetd_nri_request_seconds counts every CreateContainer ($(prom_count CreateContainer)) and Synchronize ($(prom_count Synchronize))' \
+	5 prom_ok
+
 daemon_stop
 if [ -z "${IT_KEEP:-}" ]; then
 	cri_cleanup

@@ -263,8 +263,33 @@ static void test_nri(void **state)
 	assert_has(text, "cpusetd_nri_connected 1");
 	assert_has(text, "cpusetd_nri_requests_total 42");
 	assert_has(text, "cpusetd_nri_update_failures_total 1");
+	assert_lacks(text, "cpusetd_nri_request_seconds");	/* no method timed */
 	check_exposition(text);
 	free(text);
+
+	/* The request times: one histogram per method, cumulative. */
+	{
+		static const char *const names[] = { "Synchronize", "CreateContainer" };
+		struct latency_hist h[2] = { 0 };
+
+		latency_add(&h[1], 20000);		/* 20 µs */
+		latency_add(&h[1], 180000);		/* 180 µs: le 250 µs */
+		latency_add(&h[1], 3000000000ULL);	/* 3 s: +Inf */
+		view.nri.served = h;
+		view.nri.served_methods = names;
+		view.nri.n_served = 2;
+		text = render();
+		assert_has(text, "# TYPE cpusetd_nri_request_seconds histogram");
+		assert_has(text, "cpusetd_nri_request_seconds_bucket{method=\"CreateContainer\",le=\"0.000025\"} 1");
+		assert_has(text, "cpusetd_nri_request_seconds_bucket{method=\"CreateContainer\",le=\"0.0001\"} 1");
+		assert_has(text, "cpusetd_nri_request_seconds_bucket{method=\"CreateContainer\",le=\"0.00025\"} 2");
+		assert_has(text, "cpusetd_nri_request_seconds_bucket{method=\"CreateContainer\",le=\"+Inf\"} 3");
+		assert_has(text, "cpusetd_nri_request_seconds_count{method=\"CreateContainer\"} 3");
+		assert_has(text, "cpusetd_nri_request_seconds_sum{method=\"CreateContainer\"} 3.0002");
+		assert_has(text, "cpusetd_nri_request_seconds_count{method=\"Synchronize\"} 0");
+		check_exposition(text);
+		free(text);
+	}
 	view.nri = (struct snapshot_nri){ 0 };
 }
 

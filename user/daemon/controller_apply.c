@@ -135,7 +135,7 @@ static void record_convergence(struct controller *c, uint64_t event_ns)
 		return;
 	c->conv_ns[c->conv_count % STATUS_RECENT] = now - event_ns;
 	c->conv_count++;
-	convergence_add(&c->conv_hist, now - event_ns);
+	latency_add(&c->conv_hist, now - event_ns);
 }
 
 /* Admits a container seen by a mkdir event and converges. */

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "cgroupfs/cgfs.h"
 #include "user/base/clock.h"
+#include "user/base/latency.h"
 #include "user/base/log.h"
 #include "user/base/procs.h"
 #include "user/base/strmap.h"
@@ -146,7 +147,7 @@ struct controller {
 	struct strmap *by_cgroup;	/* id, cgroup id in hex -> the same container */
 	struct cpusetd_counters n;	/* counters.h */
 	uint64_t admission_errors[POLICY_ERR__COUNT];	/* by reason, once per container */
-	struct convergence_hist conv_hist;
+	struct latency_hist conv_hist;
 	uint64_t conv_ns[STATUS_RECENT];	/* convergence samples, ring */
 	uint64_t conv_count;
 	bool dirty;			/* a placement or listed error changed:

@@ -20,6 +20,7 @@ struct daemon_nri {
 	struct controller *ctl;
 	int epfd;
 	int fd;			/* in epfd now; -1 = none */
+	struct nri_stats st;	/* as of the last daemon_nri_stats */
 };
 
 /* The connection's fd into the epoll set, whatever happened since the
@@ -192,16 +193,17 @@ int daemon_nri_turn(struct daemon_nri *n)
 	return r;
 }
 
-void daemon_nri_stats(const struct daemon_nri *n, struct snapshot_nri *s)
+void daemon_nri_stats(struct daemon_nri *n, struct snapshot_nri *s)
 {
-	struct nri_stats st;
-
 	if (!n)
 		return;
-	nri_conn_stats(n->conn, &st);
-	s->connects = st.connects;
-	s->disconnects = st.disconnects;
-	s->requests = st.requests;
-	s->protocol_errors = st.protocol_errors;
-	s->update_failures = st.update_failures;
+	nri_conn_stats(n->conn, &n->st);
+	s->connects = n->st.connects;
+	s->disconnects = n->st.disconnects;
+	s->requests = n->st.requests;
+	s->protocol_errors = n->st.protocol_errors;
+	s->update_failures = n->st.update_failures;
+	s->served = n->st.served;
+	s->served_methods = nri_method_names;
+	s->n_served = NRI_METHOD__COUNT;
 }

@@ -52,8 +52,9 @@ uint64_t daemon_nri_due_us(const struct daemon_nri *n);
  */
 int daemon_nri_turn(struct daemon_nri *n);
 
-/* The connection's counters into s (the controller filled the rest).
- * Nothing for NULL. */
-void daemon_nri_stats(const struct daemon_nri *n, struct snapshot_nri *s);
+/* The connection's counters into s (the controller filled the rest);
+ * s->served borrows n's copy of the request times, valid until the next
+ * call. Nothing for NULL. */
+void daemon_nri_stats(struct daemon_nri *n, struct snapshot_nri *s);
 
 #endif

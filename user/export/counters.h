@@ -126,20 +126,4 @@ static inline uint64_t counter_value(const struct cpusetd_counters *n, unsigned 
 	return *(const uint64_t *)((const char *)n + counter_info[i].offset);
 }
 
-/*
- * Resize convergence (cpusetd_resize_convergence_seconds): bucket[i]
- * counts the samples <= convergence_le_ns[i] and above the bound before
- * it; the last slot, those above every bound. Not cumulative.
- */
-#define CONVERGENCE_BUCKETS	16
-extern const uint64_t convergence_le_ns[CONVERGENCE_BUCKETS];
-
-struct convergence_hist {
-	uint64_t bucket[CONVERGENCE_BUCKETS + 1];
-	uint64_t sum_ns;
-};
-
-/* One sample of ns nanoseconds into h. Cannot fail. */
-void convergence_add(struct convergence_hist *h, uint64_t ns);
-
 #endif

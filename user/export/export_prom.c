@@ -245,6 +245,17 @@ static void render_nri(FILE *f, const struct snapshot_nri *n)
 	       "Malformed NRI frames or messages (each closes the connection).", n->protocol_errors);
 	scalar(f, "cpusetd_nri_update_failures_total", "counter",
 	       "Container updates the runtime reported as failed.", n->update_failures);
+	if (!n->n_served)
+		return;
+	family(f, "cpusetd_nri_request_seconds", "histogram",
+	       "NRI requests answered, by method: from the request read to the reply queued.");
+	for (size_t i = 0; i < n->n_served; i++) {
+		char labels[96];
+
+		snprintf(labels, sizeof(labels), "method=\"%s\"", n->served_methods[i]);
+		hist_series(f, "cpusetd_nri_request_seconds", labels, LATENCY_BUCKETS,
+			    latency_le_ns, n->served[i].bucket, n->served[i].sum_ns);
+	}
 }
 
 static void render_daemon(FILE *f, const struct export_view *v)

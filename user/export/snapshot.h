@@ -23,6 +23,7 @@
 #include "user/policy/pod_errors.h"
 #include "user/policy/policy.h"
 #include "user/topo/topology.h"
+#include "user/base/latency.h"
 #include "counters.h"
 
 /* One container cgroup under the kubepods root. */
@@ -83,6 +84,11 @@ struct snapshot_nri {
 	size_t pending;			/* admitted at CreateContainer, no cgroup yet */
 	/* the connection's (nri.h struct nri_stats) */
 	uint64_t connects, disconnects, requests, protocol_errors, update_failures;
+	/* each timed request method's handling time (nri_stats.served), by
+	 * name; borrowed, valid until the next snapshot */
+	const struct latency_hist *served;
+	const char *const *served_methods;
+	size_t n_served;
 };
 
 struct snapshot {
@@ -107,7 +113,7 @@ struct snapshot {
 	size_t n_writers;
 	const struct cpusetd_counters *n;
 	const uint64_t *admission_errors;	/* [POLICY_ERR__COUNT], by reason */
-	const struct convergence_hist *conv_hist;
+	const struct latency_hist *conv_hist;
 	/* the latest convergence samples (ns), a ring of conv_ring_len:
 	 * sample i (0 = the first ever) is at conv_ring[i % conv_ring_len] */
 	const uint64_t *conv_ring;

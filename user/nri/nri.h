@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../base/cpumask.h"
+#include "../base/latency.h"
 #include "../meta/meta.h"
 
 #define NRI_DEFAULT_SOCKET	"/var/run/nri/nri.sock"
@@ -249,12 +250,30 @@ bool nri_conn_ended(const struct nri_conn *c);
 int nri_conn_update_containers(struct nri_conn *c, const struct nri_update *u, size_t n);
 
 /* Counters for status and the export. */
+/* The requests whose handling time is kept (the others decide nothing). */
+enum nri_method {
+	NRI_METHOD_SYNCHRONIZE,
+	NRI_METHOD_CREATE_CONTAINER,
+	NRI_METHOD_UPDATE_CONTAINER,
+	NRI_METHOD_STOP_CONTAINER,
+	NRI_METHOD__COUNT
+};
+
+/* Each method's name as api.proto's Plugin service calls it. */
+extern const char *const nri_method_names[NRI_METHOD__COUNT];
+
 struct nri_stats {
 	uint64_t connects;		/* successful registrations */
 	uint64_t disconnects;		/* connections lost or closed by error */
 	uint64_t requests;		/* runtime requests answered */
 	uint64_t protocol_errors;	/* bad frames / messages: disconnects */
 	uint64_t update_failures;	/* containers the runtime failed to update */
+	/* Each answered request's time in this process, by method: from its
+	 * message read whole to its reply queued (decode, the handler's
+	 * decision, encode). What cpusetd adds to the runtime's call, less
+	 * the socket; the runtime gives up after its request timeout (2 s by
+	 * default). A split Synchronize counts once, from its first part. */
+	struct latency_hist served[NRI_METHOD__COUNT];
 };
 void nri_conn_stats(const struct nri_conn *c, struct nri_stats *ret);
 

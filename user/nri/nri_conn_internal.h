@@ -73,6 +73,7 @@ struct nri_conn {
 	struct nri_pb_budget sync_budget;
 	PbSyncReq **sync_parts;
 	size_t n_sync_parts;
+	uint64_t sync_t0_ns;		/* CLOCK_MONOTONIC: its first part read */
 
 	char runtime_name[64], runtime_version[64];
 	struct nri_stats st;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "user/base/clock.h"
 #include "user/base/log.h"
 #include "user/nri/ttrpc.pb-c.h"
 #include "nri_conn_internal.h"
@@ -173,7 +174,16 @@ void nri_serve_reset(struct nri_conn *c)
 	nri_pb_budget_release(&c->sync_budget);	/* every part at once */
 }
 
-static int on_synchronize(struct nri_conn *c, uint32_t stream, const ProtobufCBinaryData *p)
+const char *const nri_method_names[NRI_METHOD__COUNT] = {
+	[NRI_METHOD_SYNCHRONIZE] = "Synchronize",
+	[NRI_METHOD_CREATE_CONTAINER] = "CreateContainer",
+	[NRI_METHOD_UPDATE_CONTAINER] = "UpdateContainer",
+	[NRI_METHOD_STOP_CONTAINER] = "StopContainer",
+};
+
+/* t0: when this part's message was read whole (CLOCK_MONOTONIC ns). */
+static int on_synchronize(struct nri_conn *c, uint32_t stream, const ProtobufCBinaryData *p,
+			  uint64_t t0)
 {
 	Nri__Pkg__Api__V1alpha1__SynchronizeResponse resp = NRI__PKG__API__V1ALPHA1__SYNCHRONIZE_RESPONSE__INIT;
 	struct nri_msg_updates mu = { 0 };
@@ -195,6 +205,8 @@ static int on_synchronize(struct nri_conn *c, uint32_t stream, const ProtobufCBi
 	if (!parts)
 		return -ENOMEM;		/* req goes with the arena */
 	c->sync_parts = parts;
+	if (c->n_sync_parts == 0)
+		c->sync_t0_ns = t0;
 	c->sync_parts[c->n_sync_parts++] = req;
 	if (req->more) {
 		resp.more = true;
@@ -216,15 +228,17 @@ static int on_synchronize(struct nri_conn *c, uint32_t stream, const ProtobufCBi
 	for (size_t i = 0; i < n; i++)
 		nri_container_release(&cts[i]);
 	free(cts);
+	if (r >= 0)
+		latency_add(&c->st.served[NRI_METHOD_SYNCHRONIZE],
+			    clock_ns(CLOCK_MONOTONIC) - c->sync_t0_ns);
 	nri_serve_reset(c);
 	return r < 0 ? r : 0;
 }
 
-/* The {pod = 1, container = 2} requests: Create, Update, Stop. */
-enum ct_method { CT_CREATE, CT_UPDATE, CT_STOP };
+/* The {pod = 1, container = 2} requests: Create, Update, Stop (how). */
 
 static int on_container(struct nri_conn *c, uint32_t stream, const ProtobufCBinaryData *p,
-			struct nri_pb_budget *b, enum ct_method how)
+			struct nri_pb_budget *b, enum nri_method how)
 {
 	/* Create/Stop/Update requests share pod = 1, container = 2;
 	 * Update adds linux_resources = 3, so its decoder reads all three. */
@@ -242,7 +256,7 @@ static int on_container(struct nri_conn *c, uint32_t stream, const ProtobufCBina
 	if (!req)
 		return -EBADMSG;
 	r = nri_msg_container(req->pod, req->container,
-			      how == CT_UPDATE ? req->linux_resources : NULL, &ct);
+			      how == NRI_METHOD_UPDATE_CONTAINER ? req->linux_resources : NULL, &ct);
 	if (r == -EBADMSG) {
 		/* Nothing can be said about it: fail this request only. */
 		r = reply_error(c, stream, NRI_STATUS_INVALID_ARGUMENT,
@@ -252,17 +266,19 @@ static int on_container(struct nri_conn *c, uint32_t stream, const ProtobufCBina
 	if (r < 0)
 		goto out;
 	switch (how) {
-	case CT_CREATE:
+	case NRI_METHOD_CREATE_CONTAINER:
 		if (c->h.create_container)
 			rc = c->h.create_container(c->ctx, &ct, &reply);
 		break;
-	case CT_UPDATE:
+	case NRI_METHOD_UPDATE_CONTAINER:
 		if (c->h.update_container)
 			rc = c->h.update_container(c->ctx, &ct, &reply);
 		break;
-	case CT_STOP:
+	case NRI_METHOD_STOP_CONTAINER:
 		if (c->h.stop_container)
 			rc = c->h.stop_container(c->ctx, &ct, &reply);
+		break;
+	default:	/* not a container request */
 		break;
 	}
 	nri_container_release(&ct);
@@ -275,7 +291,7 @@ static int on_container(struct nri_conn *c, uint32_t stream, const ProtobufCBina
 	if (r < 0)
 		goto out;
 	switch (how) {
-	case CT_CREATE:
+	case NRI_METHOD_CREATE_CONTAINER:
 		if (reply.adjust) {
 			nri_msg_adjust(&reply, &adj);
 			cresp.adjust = &adj.adj;
@@ -284,15 +300,17 @@ static int on_container(struct nri_conn *c, uint32_t stream, const ProtobufCBina
 		cresp.update = mu.ptrs;
 		r = reply_ok(c, stream, &cresp.base);
 		break;
-	case CT_UPDATE:
+	case NRI_METHOD_UPDATE_CONTAINER:
 		uresp.n_update = mu.n;
 		uresp.update = mu.ptrs;
 		r = reply_ok(c, stream, &uresp.base);
 		break;
-	case CT_STOP:
+	case NRI_METHOD_STOP_CONTAINER:
 		sresp.n_update = mu.n;
 		sresp.update = mu.ptrs;
 		r = reply_ok(c, stream, &sresp.base);
+		break;
+	default:
 		break;
 	}
 out:
@@ -350,7 +368,9 @@ static bool is(const ProtobufCBinaryData *b, const char *s)
 
 int nri_serve_request(struct nri_conn *c, const struct nri_ttrpc_msg *m)
 {
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	struct nri_pb_budget budget;
+	int timed = -1;		/* the enum nri_method to time, or -1 */
 	Ttrpc__Request *req;
 	char method[64];
 	int r;
@@ -369,13 +389,16 @@ int nri_serve_request(struct nri_conn *c, const struct nri_ttrpc_msg *m)
 	else if (is(&req->method, "Configure"))
 		r = on_configure(c, m->stream, &req->payload, &budget);
 	else if (is(&req->method, "Synchronize"))
-		r = on_synchronize(c, m->stream, &req->payload);
+		r = on_synchronize(c, m->stream, &req->payload, t0);	/* times itself */
 	else if (is(&req->method, "CreateContainer"))
-		r = on_container(c, m->stream, &req->payload, &budget, CT_CREATE);
+		r = on_container(c, m->stream, &req->payload, &budget,
+				 timed = NRI_METHOD_CREATE_CONTAINER);
 	else if (is(&req->method, "UpdateContainer"))
-		r = on_container(c, m->stream, &req->payload, &budget, CT_UPDATE);
+		r = on_container(c, m->stream, &req->payload, &budget,
+				 timed = NRI_METHOD_UPDATE_CONTAINER);
 	else if (is(&req->method, "StopContainer"))
-		r = on_container(c, m->stream, &req->payload, &budget, CT_STOP);
+		r = on_container(c, m->stream, &req->payload, &budget,
+				 timed = NRI_METHOD_STOP_CONTAINER);
 	else if (is(&req->method, "StateChange"))
 		r = on_state_change(c, m->stream, &req->payload, &budget);
 	else if (is(&req->method, "RemoveContainer"))
@@ -402,5 +425,7 @@ int nri_serve_request(struct nri_conn *c, const struct nri_ttrpc_msg *m)
 		snprintf(c->why, sizeof(c->why), "undecodable %s request", method);
 	}
 	nri_pb_budget_release(&budget);	/* the request and its payload's messages */
+	if (timed >= 0 && r >= 0)
+		latency_add(&c->st.served[timed], clock_ns(CLOCK_MONOTONIC) - t0);
 	return r;
 }
