@@ -5,7 +5,8 @@
 # kubelet and runc build one on cgroup v1: a private kubepods root under
 # the test subtree, cgroupfs driver paths ROOT/burstable/pod<uid>/<cid>
 # (ROOT/pod<uid>/<cid> for Guaranteed), cpuset.cpus/mems copied from the
-# parent as runc does, a busybox sleep in every container cgroup.
+# parent as runc does, kubelet's CFS quota in the cpu hierarchy, a busybox
+# sleep in every container cgroup.
 #   1. Synchronize with SYNC_N (1,000) running containers in as many
 #      pods, one of them Guaranteed 1 CPU (what fits 2 CPUs), the daemon
 #      freshly started (its own startup resync done): SYNC_REPS
@@ -16,7 +17,10 @@
 #      100); p50/p99/max of the round trip as the runtime sees it.
 # Each figure is one line with its target beside it; a failed scene
 # exits non-zero and prints none. Root.
-#   tools/bench-nri-live.sh [BUILD_DIR]    (SYNC_N, SYNC_REPS, CREATE_N, ROUNDS)
+#   tools/bench-nri-live.sh [BUILD_DIR]    (SYNC_N, SYNC_REPS, CREATE_N, ROUNDS;
+#                                           ROUNDS=0: the Synchronize alone;
+#                                           BENCH_PERF=FILE: perf record of the daemon;
+#                                           BENCH_LOG=FILE: its log of scene 1 kept)
 cd "$(dirname "$0")/.." || exit 1
 IT_OUT=${1:-build}
 SYNC_N=${SYNC_N:-1000}
@@ -32,6 +36,8 @@ ROOT=$IT_CG/kubepods
 IT_ROOT=$ROOT
 it_mkroot "$ROOT/burstable"
 SOCK=$IT_WORK/nri.sock
+CPU=/sys/fs/cgroup/cpu	# v1's cpu hierarchy (it_cleanup removes $IT_CG there too)
+[ -e "$CPU/cpu.cfs_quota_us" ] || it_skip_all "no cgroup v1 cpu hierarchy at $CPU"
 SLEEPS=()
 
 fail() {
@@ -53,18 +59,25 @@ trap cleanup EXIT
 # GUARANTEED of them Guaranteed; their list for nri-runtime in
 # $IT_WORK/list ("b|g POD_UID CID PID").
 scene() {
-	local n=$1 g=$2 i kind u id dir
+	local n=$1 g=$2 i kind u id cg q
 	: >"$IT_WORK/list"
 	for ((i = 0; i < n; i++)); do
 		kind=b
 		[ "$i" -lt "$g" ] && kind=g
 		u=$(uid "pod$i"); id=$(cid "pod$i/c")
-		dir=$IT_CPUSET$(cg_path "$([ $kind = g ] && echo guaranteed || echo burstable)" "$u" "$id") ||
+		cg=$(cg_path "$([ $kind = g ] && echo guaranteed || echo burstable)" "$u" "$id") ||
 			fail "no cgroup path"
-		it_mkroot "${dir#"$IT_CPUSET"}"
+		it_mkroot "$cg"
+		# cpu: the CFS limits kubelet sets (pod = its one container's):
+		# 1 CPU for Guaranteed, 500m for Burstable.
+		mkdir -p "$CPU$cg"
+		q=$([ $kind = g ] && echo 100000 || echo 50000)
+		echo "$q" >"$CPU${cg%/*}/cpu.cfs_quota_us" && echo "$q" >"$CPU$cg/cpu.cfs_quota_us" ||
+			fail "cannot set the CFS quota of $cg"
 		/bin/busybox sleep 100000 &
 		SLEEPS+=($!)
-		echo $! >"$dir/cgroup.procs" || fail "cannot move $! into $dir"
+		echo $! >"$IT_CPUSET$cg/cgroup.procs" && echo $! >"$CPU$cg/cgroup.procs" ||
+			fail "cannot move $! into $cg"
 		echo "$kind $u $id $!" >>"$IT_WORK/list"
 	done
 }
@@ -76,6 +89,9 @@ run() {
 	local rt=$!
 	wait_for 5 test -S "$SOCK" || fail "nri-runtime did not listen"
 	daemon_start "$ROOT" --nri-socket "$SOCK" || fail "the daemon did not start"
+	# BENCH_PERF=FILE: the daemon profiled from the end of its start
+	# (finding where the time goes; the figures are then not clean).
+	[ -n "${BENCH_PERF:-}" ] && { perf record -q -F 2000 --call-graph dwarf,16384 -p "$IT_DAEMON" -o "$BENCH_PERF" & }
 	wait "$rt" || { cat "$IT_WORK/err" >&2; fail "nri-runtime failed"; }
 	grep -q "NRI: connected to nri-runtime" "$IT_WORK/daemon.log" ||
 		fail "the daemon never said it was connected"
@@ -97,11 +113,14 @@ case $g in *[,-]*|"") fail "the Guaranteed container has $g, not one CPU" ;; esa
 	fail "a shared container has $s beside the exclusive $g"
 echo "# placed: Guaranteed $g, shared $s; $(grep -c 'NRI synchronize' "$IT_WORK/daemon.log") synchronizes in the log"
 daemon_stop
+[ -n "${BENCH_LOG:-}" ] && cp "$IT_WORK/daemon.log" "$BENCH_LOG"
 scene_stop
-find "$IT_CPUSET$ROOT" -mindepth 1 -depth -type d -exec rmdir {} + || fail "scene 1 not removed"
+find "$IT_CPUSET$ROOT" "$CPU$ROOT" -mindepth 1 -depth -type d -exec rmdir {} + ||
+	fail "scene 1 not removed"
 it_mkroot "$ROOT/burstable"
 : >"$IT_WORK/daemon.log"
 
+[ "$ROUNDS" -gt 0 ] || exit 0
 scene "$CREATE_N" 0
 run -c "$ROUNDS" -C "$IT_CPUSET"
 grep -v '^#' "$IT_WORK/out"

@@ -188,8 +188,9 @@ static void pump(bool (*done)(void), int timeout_ms)
 static bool got_reply(void) { return w.got; }
 static bool got_register(void) { return w.registered; }
 
-/* One call of the Plugin service; returns its round trip in ns. A reply
- * with an error status is fatal unless may_fail. */
+/* One call of the Plugin service; returns its round trip in ns, from the
+ * request's first byte sent to the response's last byte read. A reply
+ * with an error status is fatal. */
 static uint64_t call(const char *method, const ProtobufCMessage *body)
 {
 	uint64_t t0;
@@ -197,10 +198,12 @@ static uint64_t call(const char *method, const ProtobufCMessage *body)
 	w.want = w.stream;
 	w.stream += 2;
 	w.got = false;
-	t0 = clock_ns(CLOCK_MONOTONIC);
+	/* Packed first: the clock runs from the first byte sent (packing a
+	 * 3.7 MB Synchronize is the runtime's own time, ~20 ms here). */
 	if (nri_ttrpc_put_request(&w.out, NRI_CONN_PLUGIN, w.want, PLUGIN_SVC, method, body,
 				  OUT_MAX) < 0)
 		die("cannot queue %s", method);
+	t0 = clock_ns(CLOCK_MONOTONIC);
 	pump(got_reply, WAIT_MS);
 	if (w.code != 0)
 		die("%s answered with status %d: %s", method, w.code, w.msg);
