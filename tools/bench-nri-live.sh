@@ -18,7 +18,8 @@
 # Each figure is one line with its target beside it; a failed scene
 # exits non-zero and prints none. Root.
 #   tools/bench-nri-live.sh [BUILD_DIR]    (SYNC_N, SYNC_REPS, CREATE_N, ROUNDS;
-#                                           ROUNDS=0: the Synchronize alone;
+#                                           ROUNDS=0: the Synchronize alone,
+#                                           SYNC_N=0: the creations alone;
 #                                           BENCH_PERF=FILE: perf record of the daemon;
 #                                           BENCH_LOG=FILE: its log of scene 1 kept)
 cd "$(dirname "$0")/.." || exit 1
@@ -100,25 +101,27 @@ run() {
 cpus_of() { cat "$IT_CPUSET$(cg_path "$1" "$(uid "$2")" "$(cid "$2/c")")/cpuset.cpus"; }
 
 echo "# $(nproc) CPUs online $IT_ONLINE, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
-t0=$(date +%s)
-scene "$SYNC_N" 1
-echo "# scene 1: $SYNC_N containers with a process each in $(($(date +%s) - t0)) s"
-run -r "$SYNC_REPS"
-grep -v '^#' "$IT_WORK/out"
-# Placed: the Guaranteed one holds one CPU of its own, the shared ones
-# the rest (the check can fail: nothing placed leaves them all 0-1).
-g=$(cpus_of guaranteed pod0); s=$(cpus_of burstable "pod$((SYNC_N - 1))")
-case $g in *[,-]*|"") fail "the Guaranteed container has $g, not one CPU" ;; esac
-[ "$s" != "$IT_ONLINE" ] && [ "${s/$g/}" = "$s" ] ||
-	fail "a shared container has $s beside the exclusive $g"
-echo "# placed: Guaranteed $g, shared $s; $(grep -c 'NRI synchronize' "$IT_WORK/daemon.log") synchronizes in the log"
-daemon_stop
-[ -n "${BENCH_LOG:-}" ] && cp "$IT_WORK/daemon.log" "$BENCH_LOG"
-scene_stop
-find "$IT_CPUSET$ROOT" "$CPU$ROOT" -mindepth 1 -depth -type d -exec rmdir {} + ||
-	fail "scene 1 not removed"
-it_mkroot "$ROOT/burstable"
-: >"$IT_WORK/daemon.log"
+if [ "$SYNC_N" -gt 0 ]; then
+	t0=$(date +%s)
+	scene "$SYNC_N" 1
+	echo "# scene 1: $SYNC_N containers with a process each in $(($(date +%s) - t0)) s"
+	run -r "$SYNC_REPS"
+	grep -v '^#' "$IT_WORK/out"
+	# Placed: the Guaranteed one holds one CPU of its own, the shared ones
+	# the rest (the check can fail: nothing placed leaves them all 0-1).
+	g=$(cpus_of guaranteed pod0); s=$(cpus_of burstable "pod$((SYNC_N - 1))")
+	case $g in *[,-]*|"") fail "the Guaranteed container has $g, not one CPU" ;; esac
+	[ "$s" != "$IT_ONLINE" ] && [ "${s/$g/}" = "$s" ] ||
+		fail "a shared container has $s beside the exclusive $g"
+	echo "# placed: Guaranteed $g, shared $s; $(grep -c 'NRI synchronize' "$IT_WORK/daemon.log") synchronizes in the log"
+	daemon_stop
+	[ -n "${BENCH_LOG:-}" ] && cp "$IT_WORK/daemon.log" "$BENCH_LOG"
+	scene_stop
+	find "$IT_CPUSET$ROOT" "$CPU$ROOT" -mindepth 1 -depth -type d -exec rmdir {} + ||
+		fail "scene 1 not removed"
+	it_mkroot "$ROOT/burstable"
+	: >"$IT_WORK/daemon.log"
+fi
 
 [ "$ROUNDS" -gt 0 ] || exit 0
 scene "$CREATE_N" 0
