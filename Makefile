@@ -6,7 +6,7 @@
 #                   VM_TESTS="test_a test_b" runs a subset
 #   make demo       the main job on real runc containers; run as root
 #                   (check, demo and bench first install missing packages)
-#   make bench      the resize, allocation, telemetry, write-hook, NRI wire and CRI create+start benchmarks (tools/bench-*)
+#   make bench      the resize, allocation, telemetry, write-hook, NRI wire, live NRI and CRI create+start benchmarks (tools/bench-*)
 #   make bench-telemetry  the telemetry's cost alone; BENCH_LOADED=1 beside stress-ng
 #   make fuzz       every libFuzzer harness (tests/fuzz), FUZZ_SECONDS each (default 60);
 #                   FUZZ="cpulist meta" runs a subset
