@@ -98,6 +98,19 @@ run() {
 		fail "the daemon never said it was connected"
 }
 
+# own_time METHOD N: the daemon's own time per request of METHOD (its
+# cpusetd_nri_request_seconds histogram: request read to reply queued),
+# once its .prom counts N of them: the smallest bounds holding 50 % and
+# 99 %.
+own_time() {
+	local prom=$IT_WORK/prom/cpusetd.prom
+	wait_for 20 eval "grep -qx 'cpusetd_nri_request_seconds_count{method=\"$1\"} $2' $prom" ||
+		fail "the daemon's .prom never counted $2 $1"
+	sed -n "s/^cpusetd_nri_request_seconds_bucket{method=\"$1\",le=\"\([^\"]*\)\"} \([0-9]*\)\$/\1 \2/p" "$prom" |
+		awk -v m="$1" -v n="$2" '{ if (p50 == "" && $2 >= 0.5 * n) p50 = $1; if (p99 == "" && $2 >= 0.99 * n) p99 = $1 }
+			END { printf "  the daemon'"'"'s own time per %s (cpusetd_nri_request_seconds, %d requests): p50 <= %s s, p99 <= %s s\n", m, n, p50, p99 }'
+}
+
 cpus_of() { cat "$IT_CPUSET$(cg_path "$1" "$(uid "$2")" "$(cid "$2/c")")/cpuset.cpus"; }
 
 echo "# $(nproc) CPUs online $IT_ONLINE, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -107,6 +120,7 @@ if [ "$SYNC_N" -gt 0 ]; then
 	echo "# scene 1: $SYNC_N containers with a process each in $(($(date +%s) - t0)) s"
 	run -r "$SYNC_REPS"
 	grep -v '^#' "$IT_WORK/out"
+	own_time Synchronize "$SYNC_REPS"
 	# Placed: the Guaranteed one holds one CPU of its own, the shared ones
 	# the rest (the check can fail: nothing placed leaves them all 0-1).
 	g=$(cpus_of guaranteed pod0); s=$(cpus_of burstable "pod$((SYNC_N - 1))")
@@ -125,6 +139,11 @@ fi
 
 [ "$ROUNDS" -gt 0 ] || exit 0
 scene "$CREATE_N" 0
-run -c "$ROUNDS" -C "$IT_CPUSET"
-grep -v '^#' "$IT_WORK/out"
+for kind in "" -g; do	# a fresh daemon each: its histogram holds one kind
+	run -c "$ROUNDS" -C "$IT_CPUSET" $kind
+	grep -v '^#' "$IT_WORK/out"
+	own_time CreateContainer $((2 * ROUNDS))
+	daemon_stop
+	: >"$IT_WORK/daemon.log"
+done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

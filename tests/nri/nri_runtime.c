@@ -16,17 +16,17 @@
  * fields (mounts, args, env, namespaces...) ride along unchanged.
  *
  *   nri-runtime -s SOCK -l LIST -R ROOT [-r REPS]    Synchronize REPS times
- *   nri-runtime -s SOCK -l LIST -R ROOT -c ROUNDS [-C CPUSET_MNT]
+ *   nri-runtime -s SOCK -l LIST -R ROOT -c ROUNDS [-C CPUSET_MNT] [-g]
  *                      one Synchronize, then ROUNDS CreateContainer rounds of
- *                      a Burstable container (back to back, then idle first),
- *                      then of a Guaranteed one (the same)
+ *                      a Burstable container (-g: Guaranteed), back to back,
+ *                      then ROUNDS each after 20 ms idle
  *
  * LIST: the running containers, one a line: "b|g POD_UID CONTAINER_ID PID"
  * (b: Burstable 100m/500m, g: Guaranteed 1 CPU), cgroups under ROOT (the
  * kubepods root below the hierarchy's mount) as kubelet's cgroupfs driver
  * names them. Synchronize: REPS connections, one Synchronize each (the
  * plugin reconnects after we close). Rounds: a new container in a new
- * pod per round (Burstable, then Guaranteed 1 CPU), its cgroup and
+ * pod per round (Burstable, or Guaranteed 1 CPU), its cgroup and
  * a busybox sleep made after the reply as runc would, then it is killed,
  * StopContainer, rmdir, RemoveContainer (a StateChange, as containerd
  * 2.1 sends it). Only CreateContainer is timed, in rounds back to back and
@@ -690,10 +690,10 @@ static void create_rounds(size_t n, int rounds, char kind, int pause_us, const c
 	free(t);
 }
 
-/* One session: Synchronize with the running ones, then ROUNDS shared
- * creations and ROUNDS Guaranteed ones. */
-static int bench_create(int lfd, struct spec *v, size_t n, int rounds, const char *mnt,
-			const char *root)
+/* One session: Synchronize with the running ones, then ROUNDS creations
+ * of kind ('b' or 'g') back to back and ROUNDS after idle. */
+static int bench_create(int lfd, struct spec *v, size_t n, int rounds, char kind,
+			const char *mnt, const char *root)
 {
 	struct msgs *ms = calloc(n ? n : 1, sizeof(*ms));
 	PbSyncReq sr;
@@ -707,10 +707,8 @@ static int bench_create(int lfd, struct spec *v, size_t n, int rounds, const cha
 	 * the cgroup events of the round before; then each after a pause,
 	 * the daemon idle (measured slower on this VM: waking an idle vCPU,
 	 * cold caches; spinning here instead of sleeping changed nothing). */
-	create_rounds(n, rounds, 'b', 0, mnt, root);
-	create_rounds(n, rounds, 'b', SETTLE_US, mnt, root);
-	create_rounds(n, rounds, 'g', 0, mnt, root);
-	create_rounds(n, rounds, 'g', SETTLE_US, mnt, root);
+	create_rounds(n, rounds, kind, 0, mnt, root);
+	create_rounds(n, rounds, kind, SETTLE_US, mnt, root);
 	session_end();
 	for (size_t i = 0; i < n; i++)
 		unbuild(&ms[i]);
@@ -724,22 +722,24 @@ int main(int argc, char **argv)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	Nri__Pkg__Api__V1alpha1__CreateContainerRequest *tmpl;
 	int reps = 5, rounds = 0, lfd, o;
+	char kind = 'b';
 	uint8_t raw[1 << 16];
 	struct spec *v;
 	size_t raw_len, n;
 	FILE *f;
 
-	while ((o = getopt(argc, argv, "s:l:r:c:C:R:")) != -1) {
+	while ((o = getopt(argc, argv, "s:l:r:c:C:R:g")) != -1) {
 		switch (o) {
 		case 's': sock = optarg; break;
 		case 'l': list = optarg; break;
 		case 'r': reps = atoi(optarg); break;
 		case 'c': rounds = atoi(optarg); break;
+		case 'g': kind = 'g'; break;
 		case 'C': mnt = optarg; break;
 		case 'R': root = optarg; break;
 		default:
 			fprintf(stderr, "usage: nri-runtime -s SOCK -l LIST -R ROOT [-r REPS | -c ROUNDS "
-				"[-C CPUSET_MNT]]\n");
+				"[-C CPUSET_MNT] [-g]]\n");
 			return 2;
 		}
 	}
@@ -766,7 +766,7 @@ int main(int argc, char **argv)
 		die("listen on %s: %s", sock, strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 	if (rounds)
-		bench_create(lfd, v, n, rounds, mnt, root);
+		bench_create(lfd, v, n, rounds, kind, mnt, root);
 	else
 		bench_sync(lfd, v, n, reps);
 	close(lfd);
