@@ -6,7 +6,7 @@
 #                   VM_TESTS="test_a test_b" runs a subset
 #   make demo       the main job on real runc containers; run as root
 #                   (check, demo and bench first install missing packages)
-#   make bench      the resize, allocation, telemetry, write-hook, NRI wire and CRI create+start benchmarks (tools/bench-*)
+#   make bench      the resize, allocation, telemetry, write-hook, NRI wire, live NRI and CRI create+start benchmarks (tools/bench-*)
 #   make bench-telemetry  the telemetry's cost alone; BENCH_LOADED=1 beside stress-ng
 #   make fuzz       every libFuzzer harness (tests/fuzz), FUZZ_SECONDS each (default 60);
 #                   FUZZ="cpulist meta" runs a subset
@@ -79,7 +79,7 @@ TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
 .PHONY: all check check-stress unit integration vm-check demo bench bench-telemetry install clean \
 	help deps fuzz fuzz-build FORCE man uninstall deb
-all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(OUT)/nri-probe $(OUT)/bench-nri $(TESTS)
+all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(OUT)/nri-probe $(OUT)/bench-nri $(OUT)/nri-runtime $(TESTS)
 
 $(OUT)/vmlinux.h:
 	$(call msg,GEN,$@)
@@ -163,6 +163,12 @@ $(OUT)/bench-nri: $(OUT)/obj/tests/nri/bench_nri.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
 $(OUT)/obj/tests/nri/bench_nri.o: $(NRI_GEN_H)
+# A test runtime of ours that speaks NRI to the live daemon (tests/nri/nri_runtime.c,
+# driven by tools/bench-nri-live.sh).
+$(OUT)/nri-runtime: $(OUT)/obj/tests/nri/nri_runtime.o $(OUT)/libcpusetd.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
+$(OUT)/obj/tests/nri/nri_runtime.o: $(NRI_GEN_H)
 
 $(OUT)/tests/%: $(OUT)/obj/tests/unit/%.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
@@ -245,6 +251,7 @@ bench: deps
 	$(Q)tools/bench-telemetry.sh $(OUT)
 	$(Q)tools/bench-write-hook.sh $(OUT)
 	$(Q)$(OUT)/bench-nri
+	$(Q)tools/bench-nri-live.sh $(OUT)
 	$(Q)CRI_CONTAINERD=2.x tools/bench-cri.sh $(OUT) 100
 
 # BENCH_ROUNDS (default 9), BENCH_LOADED=1 and the rest: tools/bench-telemetry.sh.

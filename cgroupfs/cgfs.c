@@ -303,6 +303,11 @@ int cgfs_read_running_cpus(struct cgfs *cg, const char *path, struct cpumask *re
 	return cgfs_read_cpuset(cg, path, cg->m.cpuset_on_v2 ? CGFS_EFFECTIVE_CPUS : CGFS_CPUS, ret);
 }
 
+bool cgfs_running_is_own(const struct cgfs *cg)
+{
+	return cg && !cg->m.cpuset_on_v2;
+}
+
 /* One write(2) of m's cpulist through *fd, opening it first when it is
  * -1 (the caller owns and closes it). Returns 0, -ENOENT (vanished), -errno. */
 static int write_mask_fd(struct cgfs *cg, const char *path, const char *file,

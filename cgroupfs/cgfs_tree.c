@@ -430,20 +430,18 @@ static int walk_dir(struct walk *w, int fd, size_t len)
 			log_debug("cgfs: path too long, skipped: %s/%s", w->path, de->d_name);
 			continue;
 		}
-		cfd = cgfs__open_beneath(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY);
-		if (cfd == -ENOENT)
-			continue;	/* removed since readdir */
-		if (cfd < 0) {
-			r = cfd;
-			break;
-		}
 		memcpy(w->path + len, "/", sl);
 		memcpy(w->path + len + sl, de->d_name, nl + 1);
+		/* fn first: a pruned directory is never opened (fn copes with
+		 * one removed since readdir, as with one removed after). */
 		r = w->fn(w->path, w->arg);
-		if (r >= 0)
-			r = walk_dir(w, cfd, len + sl + nl);
-		else
-			close(cfd);
+		if (r == 0) {
+			cfd = cgfs__open_beneath(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY);
+			if (cfd >= 0)
+				r = walk_dir(w, cfd, len + sl + nl);
+			else if (cfd != -ENOENT)	/* ENOENT: removed since readdir */
+				r = cfd;
+		}
 		w->path[len] = '\0';
 		if (r < 0)
 			break;

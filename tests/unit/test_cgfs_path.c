@@ -422,6 +422,7 @@ struct seen {
 	char paths[16][128];
 	int n;
 	int stop_at;
+	const char *prune;	/* this one's children are skipped */
 };
 
 static int record(const char *path, void *arg)
@@ -429,6 +430,8 @@ static int record(const char *path, void *arg)
 	struct seen *s = arg;
 
 	snprintf(s->paths[s->n++], sizeof(s->paths[0]), "%s", path);
+	if (s->prune && !strcmp(path, s->prune))
+		return CGFS_WALK_PRUNE;
 	return s->n == s->stop_at ? -ECANCELED : 0;
 }
 
@@ -473,6 +476,13 @@ static void test_walk_and_files(void **state)
 	assert_true(index_of(&s, "/kubepods/burstable/podA") < index_of(&s, "/kubepods/burstable/podA/c1"));
 	assert_true(index_of(&s, "/kubepods/podB") > 0);
 	assert_int_equal(index_of(&s, "/kubepods/link"), -1);
+	/* Pruned: podA visited, its container not (nor opened). */
+	s = (struct seen){ .prune = "/kubepods/burstable/podA" };
+	assert_int_equal(cgfs_walk(cg, "/kubepods", record, &s), 0);
+	assert_int_equal(s.n, 4);
+	assert_true(index_of(&s, "/kubepods/burstable/podA") > 0);
+	assert_int_equal(index_of(&s, "/kubepods/burstable/podA/c1"), -1);
+	assert_true(index_of(&s, "/kubepods/podB") > 0);
 	s = (struct seen){ .stop_at = 2 };
 	assert_int_equal(cgfs_walk(cg, "/kubepods", record, &s), -ECANCELED);
 	assert_int_equal(s.n, 2);

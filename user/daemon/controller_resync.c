@@ -46,7 +46,9 @@ static int scan_one(const char *path, void *arg)
 	 * exclusive containers at a restart. Unreadable: empty, as if new. */
 	ct->cpus_known = cgfs_read_cpuset(s->c->cg, path, CGFS_CPUS, &ct->cpus_applied) == 0;
 	ct->mems_known = cgfs_read_cpuset(s->c->cg, path, CGFS_MEMS, &ct->mems_applied) == 0;
-	if (cgfs_read_running_cpus(s->c->cg, path, &ct->cpus_running) < 0)
+	if (ct->cpus_known && cgfs_running_is_own(s->c->cg))
+		ct->cpus_running = ct->cpus_applied;	/* v1: the same file */
+	else if (cgfs_read_running_cpus(s->c->cg, path, &ct->cpus_running) < 0)
 		cpumask_zero(&ct->cpus_running);
 	/* Recovery never admits a cgroup with no task: a stopped container
 	 * whose cgroup remains, or one whose runtime has not put its init
@@ -59,7 +61,7 @@ static int scan_one(const char *path, void *arg)
 	    container_runtime_write_seen(ct, &ct->cpus_applied, ct->cpus_known))
 		ct->runtime_write_pending = false;
 	s->list[s->n++] = ct;
-	return 0;
+	return CGFS_WALK_PRUNE;	/* its own sub-cgroups are none of ours */
 }
 
 static int inherit_all(struct container **list, size_t n)
@@ -231,8 +233,15 @@ static void log_corrected(struct controller *c, const struct container *ct)
 	char was[CPULIST_MAX], now[CPULIST_MAX];
 	struct cpumask m;
 
-	if (!container_live(ct) || cgfs_read_running_cpus(c->cg, ct->path, &m) < 0 ||
-	    cpumask_equal(&m, &ct->cpus_running) || cpumask_empty(&ct->cpus_running))
+	if (!container_live(ct) || cpumask_empty(&ct->cpus_running))
+		return;
+	/* v1: what the resync wrote is what runs (controller_plan.c keeps
+	 * cpus_applied); no second read of every container's file. */
+	if (ct->cpus_known && cgfs_running_is_own(c->cg))
+		m = ct->cpus_applied;
+	else if (cgfs_read_running_cpus(c->cg, ct->path, &m) < 0)
+		return;
+	if (cpumask_equal(&m, &ct->cpus_running))
 		return;
 	cpulist_format(&ct->cpus_running, was, sizeof(was));
 	cpulist_format(&m, now, sizeof(now));
