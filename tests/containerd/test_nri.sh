@@ -196,6 +196,9 @@ check "kill -9: g1 on 0, s1 on 1 (kernel and runtime record)" eval 'placed g1 ap
 # answer (a node's first connection answers nearly every container).
 check "kill -9: the re-sync sent the runtime no update ($(counter nri_updates_sent))" \
 	test "$(counter nri_updates_sent)" = 0
+# ... and found the table its start-up resync built from the bundles
+# saying what the runtime says: kept, not rebuilt (resyncs: the start-up one).
+check "kill -9: the re-sync kept the table (resyncs $(counter resyncs))" test "$(counter resyncs)" = 1
 : >"$IT_WORK/g1.stop"
 wait "$sampler"
 check "kill -9: the integer container never moved (cpuset.cpus every 10 ms: $(tr '\n' ' ' <"$IT_WORK/g1.samples"))" \

@@ -16,10 +16,11 @@
  * fields (mounts, args, env, namespaces...) ride along unchanged.
  *
  *   nri-runtime -s SOCK -l LIST -R ROOT [-r REPS]    Synchronize REPS times
- *   nri-runtime -s SOCK -l LIST -R ROOT -c ROUNDS [-C CPUSET_MNT] [-g]
+ *   nri-runtime -s SOCK -l LIST -R ROOT -c ROUNDS [-C CPUSET_MNT] [-g] [-b|-i]
  *                      one Synchronize, then ROUNDS CreateContainer rounds of
  *                      a Burstable container (-g: Guaranteed), back to back,
- *                      then ROUNDS each after 20 ms idle
+ *                      then ROUNDS each after 20 ms idle (-b: only back to
+ *                      back, -i: only after idle)
  *
  * LIST: the running containers, one a line: "b|g POD_UID CONTAINER_ID PID"
  * (b: Burstable 100m/500m, g: Guaranteed 1 CPU), cgroups under ROOT (the
@@ -692,7 +693,7 @@ static void create_rounds(size_t n, int rounds, char kind, int pause_us, const c
 
 /* One session: Synchronize with the running ones, then ROUNDS creations
  * of kind ('b' or 'g') back to back and ROUNDS after idle. */
-static int bench_create(int lfd, struct spec *v, size_t n, int rounds, char kind,
+static int bench_create(int lfd, struct spec *v, size_t n, int rounds, char kind, char modes,
 			const char *mnt, const char *root)
 {
 	struct msgs *ms = calloc(n ? n : 1, sizeof(*ms));
@@ -707,8 +708,10 @@ static int bench_create(int lfd, struct spec *v, size_t n, int rounds, char kind
 	 * the cgroup events of the round before; then each after a pause,
 	 * the daemon idle (measured slower on this VM: waking an idle vCPU,
 	 * cold caches; spinning here instead of sleeping changed nothing). */
-	create_rounds(n, rounds, kind, 0, mnt, root);
-	create_rounds(n, rounds, kind, SETTLE_US, mnt, root);
+	if (modes != 'i')
+		create_rounds(n, rounds, kind, 0, mnt, root);
+	if (modes != 'b')
+		create_rounds(n, rounds, kind, SETTLE_US, mnt, root);
 	session_end();
 	for (size_t i = 0; i < n; i++)
 		unbuild(&ms[i]);
@@ -722,24 +725,26 @@ int main(int argc, char **argv)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	Nri__Pkg__Api__V1alpha1__CreateContainerRequest *tmpl;
 	int reps = 5, rounds = 0, lfd, o;
-	char kind = 'b';
+	char kind = 'b', modes = 'a';	/* modes: a(ll), b(ack to back), i(dle) */
 	uint8_t raw[1 << 16];
 	struct spec *v;
 	size_t raw_len, n;
 	FILE *f;
 
-	while ((o = getopt(argc, argv, "s:l:r:c:C:R:g")) != -1) {
+	while ((o = getopt(argc, argv, "s:l:r:c:C:R:gbi")) != -1) {
 		switch (o) {
 		case 's': sock = optarg; break;
 		case 'l': list = optarg; break;
 		case 'r': reps = atoi(optarg); break;
 		case 'c': rounds = atoi(optarg); break;
 		case 'g': kind = 'g'; break;
+		case 'b': modes = 'b'; break;
+		case 'i': modes = 'i'; break;
 		case 'C': mnt = optarg; break;
 		case 'R': root = optarg; break;
 		default:
 			fprintf(stderr, "usage: nri-runtime -s SOCK -l LIST -R ROOT [-r REPS | -c ROUNDS "
-				"[-C CPUSET_MNT] [-g]]\n");
+				"[-C CPUSET_MNT] [-g] [-b|-i]]\n");
 			return 2;
 		}
 	}
@@ -766,7 +771,7 @@ int main(int argc, char **argv)
 		die("listen on %s: %s", sock, strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 	if (rounds)
-		bench_create(lfd, v, n, rounds, kind, mnt, root);
+		bench_create(lfd, v, n, rounds, kind, modes, mnt, root);
 	else
 		bench_sync(lfd, v, n, reps);
 	close(lfd);

@@ -773,6 +773,7 @@ static void test_synchronize(void **state)
 	struct nri_reply r;
 	const struct nri_update *u;
 	struct cpumask m;
+	uint64_t resyncs;
 
 	/* two running before the plugin was there: placed by BPF, shared */
 	make_cgroup(f, &a, NULL, NULL);
@@ -819,9 +820,12 @@ static void test_synchronize(void **state)
 	cts[2].state = NRI_CONTAINER_RUNNING;
 	reply_free(&r);
 	memset(&r, 0, sizeof(r));
+	resyncs = COUNT(f, resyncs);
 	assert_int_equal(f->h.synchronize(f->c, cts, 3, &r), 0);
 	assert_int_equal(r.n_updates, 0);
 	assert_int_equal(COUNT(f, nri_synchronizes), 2);
+	/* The table already says what the runtime says: no walk again. */
+	assert_int_equal(COUNT(f, resyncs), resyncs);
 	/* A record that lost the mems (only they): told again. */
 	cts[2].meta.runtime_mems[0] = '\0';
 	reply_free(&r);
@@ -830,8 +834,21 @@ static void test_synchronize(void **state)
 	assert_int_equal(r.n_updates, 1);
 	assert_non_null(u = update_of(&r, p.nc.id));
 	assert_string_equal(u->mems, "0");
+	assert_int_equal(COUNT(f, resyncs), resyncs);	/* mems: not a policy input */
+	/* Metadata that differs (another cores-ids for a): rebuilt from the
+	 * cgroups, and a moves. */
+	free(cts[0].meta.cores_ids);
+	cts[0].meta.cores_ids = strdup("6-7");
+	assert_non_null(cts[0].meta.cores_ids);
 	reply_free(&r);
-	free(a.nc.meta.cores_ids);
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(f->h.synchronize(f->c, cts, 3, &r), 0);
+	assert_int_equal(COUNT(f, resyncs), resyncs + 1);
+	assert_set(f, a.path, "cpuset.cpus", "6-7");
+	assert_non_null(u = update_of(&r, a.nc.id));
+	assert_string_equal(u->cpus, "6-7");
+	reply_free(&r);
+	free(cts[0].meta.cores_ids);
 }
 
 /* The systemd driver's cgroups_path ("slice:prefix:name") names the

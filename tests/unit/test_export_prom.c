@@ -273,7 +273,7 @@ static void test_nri(void **state)
 		struct latency_hist h[2] = { 0 };
 
 		latency_add(&h[1], 20000);		/* 20 µs */
-		latency_add(&h[1], 180000);		/* 180 µs: le 250 µs */
+		latency_add(&h[1], 180000);		/* 180 µs: le 200 µs */
 		latency_add(&h[1], 3000000000ULL);	/* 3 s: +Inf */
 		view.nri.served = h;
 		view.nri.served_methods = names;
@@ -282,7 +282,8 @@ static void test_nri(void **state)
 		assert_has(text, "# TYPE cpusetd_nri_request_seconds histogram");
 		assert_has(text, "cpusetd_nri_request_seconds_bucket{method=\"CreateContainer\",le=\"0.000025\"} 1");
 		assert_has(text, "cpusetd_nri_request_seconds_bucket{method=\"CreateContainer\",le=\"0.0001\"} 1");
-		assert_has(text, "cpusetd_nri_request_seconds_bucket{method=\"CreateContainer\",le=\"0.00025\"} 2");
+		assert_has(text, "cpusetd_nri_request_seconds_bucket{method=\"CreateContainer\",le=\"0.0002\"} 2");
+		assert_has(text, "cpusetd_nri_request_seconds_bucket{method=\"CreateContainer\",le=\"2\"} 2");
 		assert_has(text, "cpusetd_nri_request_seconds_bucket{method=\"CreateContainer\",le=\"+Inf\"} 3");
 		assert_has(text, "cpusetd_nri_request_seconds_count{method=\"CreateContainer\"} 3");
 		assert_has(text, "cpusetd_nri_request_seconds_sum{method=\"CreateContainer\"} 3.0002");

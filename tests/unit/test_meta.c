@@ -771,9 +771,49 @@ static void test_runtime_cpus(void **state)
 	}
 }
 
+/* meta_policy_equal: equal for a deep copy and for what is not a policy
+ * input (shares, the runtime's record, the paths); not for each input. */
+static void test_policy_equal(void **state)
+{
+	static const char *json =
+		"{\"annotations\":{\"io.kubernetes.cri.sandbox-namespace\":\"ns\","
+		"\"io.kubernetes.cri.sandbox-name\":\"p\",\"io.kubernetes.cri.container-name\":\"c\","
+		"\"weka.io/cores-ids\":\"2-3\"},"
+		"\"linux\":{\"resources\":{\"cpu\":{\"quota\":200000,\"period\":100000,"
+		"\"shares\":2048,\"cpus\":\"0-1\"}}}}";
+	struct pod_meta a, b;
+
+	(void)state;
+	assert_int_equal(meta_parse_text(json, &a), 0);
+	assert_non_null(a.cores_ids);
+	assert_int_equal(meta_copy(&b, &a), 0);
+	assert_true(meta_policy_equal(&a, &b));
+	b.cpu_shares = 1;
+	strcpy(b.runtime_cpus, "5");
+	strcpy(b.runtime_mems, "1");
+	strcpy(b.cgroups_path, "/elsewhere");
+	assert_true(meta_policy_equal(&a, &b));
+	b.quota_us = 300000;
+	assert_false(meta_policy_equal(&a, &b));
+	b.quota_us = a.quota_us;
+	free(b.cores_ids);
+	b.cores_ids = NULL;
+	assert_false(meta_policy_equal(&a, &b));
+	b.cores_ids = strdup("2-3");
+	assert_true(meta_policy_equal(&a, &b));
+	strcpy(b.pod.prefer_isolated, "true");
+	assert_false(meta_policy_equal(&a, &b));
+	b.pod.prefer_isolated[0] = '\0';
+	strcpy(b.container_name, "d");
+	assert_false(meta_policy_equal(&a, &b));
+	meta_release(&a);
+	meta_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_policy_equal),
 		cmocka_unit_test(test_fixtures),
 		cmocka_unit_test(test_good_texts),
 		cmocka_unit_test(test_bad_texts),

@@ -1,5 +1,5 @@
 /*
- * A latency histogram over fixed bounds, 25 µs .. 2.5 s, in the shape a
+ * A latency histogram over fixed bounds, 25 µs .. 2 s, in the shape a
  * Prometheus histogram is exported in (export_prom.c sums the buckets):
  * the resize convergence (cpusetd_resize_convergence_seconds) and the
  * NRI requests' handling time (cpusetd_nri_request_seconds).

@@ -593,11 +593,50 @@ static int adopt_created(struct controller *c, const struct nri_container *nc, s
 	return admit_pending(c, r, ct, NULL, &refused);
 }
 
+/*
+ * Whether the table stands as the runtime describes it: the last resync
+ * worked, and every container the runtime says runs (or is paused) under
+ * our root is in the table with the same policy inputs (meta_policy_equal:
+ * a bundle that says what NRI says, or NRI's own metadata from before).
+ * The table is the live cgroups as the events left it since that resync,
+ * so walking the tree again would find what is there: 1,000 containers
+ * cost that walk 50 ms of syscalls, the whole budget of a Synchronize.
+ * Anything else (a container the table lacks, metadata that differs, a
+ * failed resync) rebuilds from the cgroups.
+ */
+static bool table_agrees(struct controller *c, const struct nri_container *cts, size_t n)
+{
+	if (c->resync_failed || !c->n.resyncs)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const struct nri_container *nc = &cts[i];
+		const struct container *ct;
+		struct container *probe;
+		int err;
+
+		if (nc->state != NRI_CONTAINER_RUNNING && nc->state != NRI_CONTAINER_PAUSED)
+			continue;
+		ct = controller_find_container(c, nc->id);
+		if (ct) {
+			if (!meta_policy_equal(&ct->meta, &nc->meta))
+				return false;
+			continue;
+		}
+		/* Not in the table: fine only when it is not ours at all. */
+		probe = container_of_nri(c, nc, &err);
+		container_free(probe);
+		if (err != -EINVAL)
+			return false;
+	}
+	return true;
+}
+
 static int on_synchronize(void *ctx, const struct nri_container *cts, size_t n,
 			  struct nri_reply *reply)
 {
 	struct controller *c = ctx;
 	struct strmap *old = c->nri->recs, *recs = strmap_new();
+	bool rescan = false;
 	size_t it = 0;
 	const char *k;
 	void *v;
@@ -629,9 +668,11 @@ static int on_synchronize(void *ctx, const struct nri_container *cts, size_t n,
 	if (ret < 0)
 		return ret;
 	/* The table and the book from the live cgroups, built with NRI's
-	 * metadata; a failed resync is retried by the main loop. */
+	 * metadata, unless they stand as they are; a failed resync is
+	 * retried by the main loop. */
 	if (c->root[0]) {
-		ret = controller_resync(c);
+		rescan = !table_agrees(c, cts, n);
+		ret = rescan ? controller_resync(c) : 0;
 		if (ret == -ENOMEM)
 			return ret;
 		for (size_t i = 0; i < n; i++) {
@@ -642,8 +683,9 @@ static int on_synchronize(void *ctx, const struct nri_container *cts, size_t n,
 		}
 	}
 	c->n.nri_synchronizes++;
-	log_info("NRI synchronize: %zu containers from the runtime, %zu in the table", n,
-		 strmap_count(c->by_path));
+	log_info("NRI synchronize: %zu containers from the runtime, %zu in the table (%s)", n,
+		 strmap_count(c->by_path),
+		 rescan ? "rebuilt from the cgroups" : "as the runtime describes it: kept");
 	return reply_updates(c, reply);
 }
 

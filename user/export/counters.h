@@ -96,7 +96,7 @@
 	X(nri_updates_sent, "cpusetd_nri_updates_sent_total", \
 	  "Container cpuset updates sent to the runtime over NRI (in replies and UpdateContainers).") \
 	X(nri_synchronizes, "cpusetd_nri_synchronizes_total", \
-	  "NRI Synchronize requests handled (each rebuilds the table from the live cgroups).")
+	  "NRI Synchronize requests handled (a rebuild from the live cgroups unless the table agrees).")
 
 /* Monotonic since the daemon started. */
 struct cpusetd_counters {

@@ -551,6 +551,31 @@ int meta_parse_file(const char *config_json, struct pod_meta *ret)
 	return r;
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+bool meta_policy_equal(const struct pod_meta *a, const struct pod_meta *b)
+{
+	const struct pod_policy_ann *p = &a->pod, *q = &b->pod;
+
+	return a->invalid == b->invalid && strcmp(a->error, b->error) == 0 &&
+	       a->sandbox == b->sandbox && strcmp(a->namespace_, b->namespace_) == 0 &&
+	       strcmp(a->pod_name, b->pod_name) == 0 &&
+	       strcmp(a->container_name, b->container_name) == 0 &&
+	       strcmp(a->pod_uid, b->pod_uid) == 0 && same_str(a->cores_ids, b->cores_ids) &&
+	       a->has_cpu_limit == b->has_cpu_limit &&
+	       (!a->has_cpu_limit || (a->quota_us == b->quota_us && a->period_us == b->period_us)) &&
+	       strcmp(p->qos_class, q->qos_class) == 0 &&
+	       p->has_status_cpuset == q->has_status_cpuset &&
+	       same_str(p->status_cpuset, q->status_cpuset) &&
+	       strcmp(p->bind_policy, q->bind_policy) == 0 &&
+	       strcmp(p->exclusive_policy, q->exclusive_policy) == 0 &&
+	       strcmp(p->prefer_isolated, q->prefer_isolated) == 0 &&
+	       strcmp(p->error, q->error) == 0;
+}
+
 void meta_release(struct pod_meta *m)
 {
 	free(m->cores_ids);

@@ -162,6 +162,15 @@ struct meta_annotation {
  */
 int meta_parse_annotations(const struct meta_annotation *a, size_t n, struct pod_meta *ret);
 
+/*
+ * Whether a and b make the same policy request: validity and its reason,
+ * sandbox, names and pod UID, cores-ids, CPU limit and period, and every
+ * pod annotation the policy reads. Not cpu_shares, runtime_cpus/mems or
+ * the paths (the runtime's record and where files are, not the
+ * decision's inputs). Cannot fail.
+ */
+bool meta_policy_equal(const struct pod_meta *a, const struct pod_meta *b);
+
 /* Frees what m owns and zeroes it (quota_us = -1). Accepts a zeroed m. */
 void meta_release(struct pod_meta *m);
 
