@@ -48,6 +48,7 @@ block() {
 		{ echo "bench-cri: $pod: not all $PER started" >&2; jq -c 'select(.error != "")' <<<"$out" >&2; exit 1; }
 	jq '.create_ms' <<<"$out" >>"$S/$kind.create"
 	jq '.create_ms + .start_ms' <<<"$out" >>"$S/$kind.both"
+	jq '.start_ms' <<<"$out" >>"$S/$kind.start"
 	echo "$b $(jq '.create_ms' <<<"$out" | pct 50) $(jq '.create_ms + .start_ms' <<<"$out" | pct 50)" >>"$S/$kind.blocks"
 	# Gone before the next block: its containers would be in the next
 	# daemon's Synchronize, and the runtime's updates of their records
@@ -63,11 +64,11 @@ placed=0 without=0 updates=0
 echo "# containerd $CRI_VERSION, runc $(runc --version | awk 'NR == 1 {print $3}'), $N containers per kind in $BLOCKS blocks, $(nproc) CPUs"
 for b in $(seq "$BLOCKS"); do
 	block no-cpusetd "$b"
-	must daemon_start "$IT_WORK/bpf.conf"
+	must daemon_start "$IT_WORK/bpf.conf" --log-level info	# as shipped
 	block cpusetd-bpf "$b"
 	daemon_stop
 	[ -n "$CRI_NRI_SOCK" ] || continue
-	must daemon_start "$IT_WORK/nri.conf"
+	must daemon_start "$IT_WORK/nri.conf" --log-level info
 	must wait_for 15 eval '[ "$(status .daemon.mode)" = nri+bpf ]'
 	block cpusetd-nri "$b"
 	# cpusetd's own time per CreateContainer (its .prom histogram, the
@@ -84,8 +85,8 @@ done
 
 for kind in no-cpusetd cpusetd-bpf cpusetd-nri; do
 	[ -s "$S/$kind.create" ] || continue
-	printf '%-12s create p50 %6.1f p99 %6.1f   create+start p50 %6.1f p99 %6.1f max %6.1f ms\n' "$kind" \
-		"$(pct 50 <"$S/$kind.create")" "$(pct 99 <"$S/$kind.create")" \
+	printf '%-12s create p50 %6.1f p99 %6.1f   start p50 %6.1f   create+start p50 %6.1f p99 %6.1f max %6.1f ms\n' "$kind" \
+		"$(pct 50 <"$S/$kind.create")" "$(pct 99 <"$S/$kind.create")" "$(pct 50 <"$S/$kind.start")" \
 		"$(pct 50 <"$S/$kind.both")" "$(pct 99 <"$S/$kind.both")" "$(pct 100 <"$S/$kind.both")"
 done
 [ -n "$CRI_NRI_SOCK" ] || exit 0

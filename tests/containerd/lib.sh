@@ -546,18 +546,21 @@ ctr_cgroup() {
 
 # --- the daemon ---
 
-# daemon_start [CONFIG]: cpusetd on the lane's kubepods root, state and
-# pin dirs, with CONFIG as its config file (default: an empty one; e.g.
-# one with nri_socket = $CRI_NRI_SOCK); up when status.json is written.
-# Its Prometheus textfile: $CRI_PROM.
+# daemon_start [CONFIG [OPTION...]]: cpusetd on the lane's kubepods root,
+# state and pin dirs, with CONFIG as its config file (default: an empty
+# one; e.g. one with nri_socket = $CRI_NRI_SOCK), at log level debug
+# unless an OPTION says otherwise; up when status.json is written. Its
+# Prometheus textfile: $CRI_PROM.
 daemon_start() {
+	local conf=${1:-$IT_WORK/empty.conf}
+	[ $# -gt 0 ] && shift
 	rm -f "$IT_WORK/cpusetd/status.json"
 	mkdir -p "${CRI_PROM%/*}"
-	"$IT_OUT/cpusetd" --config "${1:-$IT_WORK/empty.conf}" --kubepods-root "$ROOT" \
+	"$IT_OUT/cpusetd" --config "$conf" --kubepods-root "$ROOT" \
 		--bundle-path "$CRI_BUNDLES/{id}/config.json" \
 		--state-dir "$IT_WORK/cpusetd" --pin-dir "$IT_PIN" \
 		--kubelet-pods-dir "$IT_WORK/pods" --kubelet-state-file "" \
-		--log-level debug --textfile "$CRI_PROM" \
+		--log-level debug --textfile "$CRI_PROM" "$@" \
 		>>"$IT_WORK/daemon.log" 2>&1 &
 	IT_DAEMON=$!
 	wait_for 30 test -s "$IT_WORK/cpusetd/status.json"
