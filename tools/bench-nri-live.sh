@@ -8,9 +8,10 @@
 # parent as runc does, kubelet's CFS quota in the cpu hierarchy, a busybox
 # sleep in every container cgroup.
 #   1. Synchronize with SYNC_N (1,000) running containers in as many
-#      pods, one of them Guaranteed 1 CPU (what fits 2 CPUs), the daemon
-#      freshly started (its own startup resync done): SYNC_REPS
-#      connections, one Synchronize each; median, max and the first.
+#      pods, one of them Guaranteed 1 CPU (what fits 2 CPUs), each with
+#      its bundle as containerd writes it, the daemon freshly started (its
+#      own startup resync done): SYNC_REPS connections, one Synchronize
+#      each, 0.5 s after Configure; median, max and the first.
 #   2. CreateContainer with CREATE_N (100) running shared containers:
 #      ROUNDS (1,000) of a new Burstable container, then ROUNDS of a
 #      Guaranteed 1-CPU one (the pool shrinks: in-band updates for the
@@ -82,6 +83,14 @@ scene() {
 		echo $! >"$IT_CPUSET$cg/cgroup.procs" && echo $! >"$CPU$cg/cgroup.procs" ||
 			fail "cannot move $! into $cg"
 		echo "$kind $u $id $!" >>"$IT_WORK/list"
+		# Its bundle, as containerd writes it: the daemon's start-up
+		# resync reads it, as on a node (names and limits as nri-runtime
+		# sends them: pod "p-" and the UID's first 8, sandbox id the
+		# container id reversed, namespace demo).
+		mkdir -p "$IT_WORK/bundles/$id"
+		printf '{"annotations": {"io.kubernetes.cri.container-type": "container", "io.kubernetes.cri.sandbox-id": "%s", "io.kubernetes.cri.sandbox-name": "p-%s", "io.kubernetes.cri.sandbox-namespace": "demo", "io.kubernetes.cri.sandbox-uid": "%s", "io.kubernetes.cri.container-name": "c"}, "linux": {"resources": {"cpu": {"shares": %s, "quota": %s, "period": 100000}}}}\n' \
+			"$(rev <<<"$id")" "${u:0:8}" "$u" "$([ $kind = g ] && echo 1024 || echo 102)" "$q" \
+			>"$IT_WORK/bundles/$id/config.json"
 	done
 }
 
