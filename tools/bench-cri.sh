@@ -3,16 +3,17 @@
 # containerd (tests/containerd/lib.sh; CRI_CONTAINERD, default 2.x): N
 # containers per kind (default 20), one after another, each CreateContainer
 # and StartContainer timed by the client (cri.py: the round trip over
-# containerd's gRPC socket). Three kinds: without cpusetd, with cpusetd in
-# its BPF-only mode (nri = off), and with cpusetd as the runtime's NRI
+# containerd's gRPC socket). Four kinds: without cpusetd, with cpusetd in
+# its BPF-only mode (nri = off), with a null NRI plugin (build/nri-probe:
+# the floor any plugin pays), and with cpusetd as the runtime's NRI
 # plugin (1.7 and 2.x: placing at CreateContainer). They take turns in
 # BLOCKS blocks (default 5) of N/BLOCKS containers, each block in a fresh
 # Burstable pod removed before the next, so that what drifts during a run
 # (the host's load, the runtime's caches) falls on every kind alike. The
 # last lines are what the plugin adds: to CreateContainer, the one call it
 # is in the path of, and to create+start, as p50 and p99 of all samples
-# less those without cpusetd, and as the median of the blocks' p50
-# differences; then cpusetd's own time per CreateContainer, from its
+# less those without cpusetd (and less those with the null plugin), and
+# as the median of the blocks' p50 differences; then cpusetd's own time per CreateContainer, from its
 # cpusetd_nri_request_seconds histogram. Root; `make deps` for 1.7 and 2.x.
 #   [CRI_CONTAINERD=1.6|1.7|2.x] [BLOCKS=5] tools/bench-cri.sh [BUILD_DIR] [N]
 cd "$(dirname "$0")/.." || exit 1
@@ -68,6 +69,16 @@ for b in $(seq "$BLOCKS"); do
 	block cpusetd-bpf "$b"
 	daemon_stop
 	[ -n "$CRI_NRI_SOCK" ] || continue
+	# The floor of any NRI plugin: ours (build/nri-probe, user/nri's
+	# wire) answering every request at once, with no decision and no
+	# adjustment. What containerd's NRI adaptation and the round trip
+	# cost, cpusetd or not.
+	"$IT_OUT/nri-probe" --socket "$CRI_NRI_SOCK" --name null --index 98 >"$IT_WORK/probe.log" 2>&1 &
+	probe=$!
+	must wait_for 15 grep -q "^synchronize" "$IT_WORK/probe.log"
+	block null-plugin "$b"
+	kill "$probe"
+	wait "$probe" 2>/dev/null
 	must daemon_start "$IT_WORK/nri.conf" --log-level info
 	must wait_for 15 eval '[ "$(status .daemon.mode)" = nri+bpf ]'
 	block cpusetd-nri "$b"
@@ -83,7 +94,7 @@ for b in $(seq "$BLOCKS"); do
 	daemon_stop
 done
 
-for kind in no-cpusetd cpusetd-bpf cpusetd-nri; do
+for kind in no-cpusetd cpusetd-bpf null-plugin cpusetd-nri; do
 	[ -s "$S/$kind.create" ] || continue
 	printf '%-12s create p50 %6.1f p99 %6.1f   start p50 %6.1f   create+start p50 %6.1f p99 %6.1f max %6.1f ms\n' "$kind" \
 		"$(pct 50 <"$S/$kind.create")" "$(pct 99 <"$S/$kind.create")" "$(pct 50 <"$S/$kind.start")" \
@@ -93,18 +104,22 @@ done
 echo "# NRI blocks: placed at CreateContainer $placed of $N, created without NRI $without, updates sent to the runtime $updates"
 [ "$placed" = "$N" ] && [ "$without" = 0 ] ||
 	{ echo "bench-cri: not every container of the NRI blocks went through the plugin" >&2; exit 1; }
-# added F COL: all samples' p50 and p99 less those without cpusetd, and
-# the median of the blocks' p50 differences (column COL of .blocks).
+# added KIND BASE F COL: KIND's p50 and p99 of all samples less BASE's,
+# and the median of the blocks' p50 differences (column COL of .blocks).
 added() {
-	local f=$1 col=$2 blk
-	blk=$(paste -d ' ' "$S/cpusetd-nri.blocks" "$S/no-cpusetd.blocks" |
+	local kind=$1 base=$2 f=$3 col=$4 blk
+	blk=$(paste -d ' ' "$S/$kind.blocks" "$S/$base.blocks" |
 		awk -v c="$col" '{ print $c - $(c + 3) }' | pct 50)
-	awk -v a="$(pct 50 <"$S/cpusetd-nri.$f")" -v b="$(pct 50 <"$S/no-cpusetd.$f")" \
-		-v c="$(pct 99 <"$S/cpusetd-nri.$f")" -v d="$(pct 99 <"$S/no-cpusetd.$f")" -v m="$blk" -v f="$f" \
-		'BEGIN { printf "NRI plugin adds to %-6s p50 %+.1f ms, p99 %+.1f ms; median of the blocks'"'"' p50 differences %+.1f ms\n", f == "both" ? "create+start:" : "create:", a - b, c - d, m }'
+	awk -v a="$(pct 50 <"$S/$kind.$f")" -v b="$(pct 50 <"$S/$base.$f")" \
+		-v c="$(pct 99 <"$S/$kind.$f")" -v d="$(pct 99 <"$S/$base.$f")" -v m="$blk" -v f="$f" \
+		-v w="$kind vs $base" \
+		'BEGIN { printf "%-26s adds to %-13s p50 %+.1f ms, p99 %+.1f ms; median of the blocks'"'"' p50 differences %+.1f ms\n", w, f == "both" ? "create+start:" : "create:", a - b, c - d, m }'
 }
-added create 2
-added both 3
+added cpusetd-nri no-cpusetd create 2
+added cpusetd-nri no-cpusetd both 3
+added null-plugin no-cpusetd create 2
+added cpusetd-nri null-plugin create 2
+added cpusetd-nri null-plugin both 3
 # The smallest bound holding 50 % and 99 % of the requests.
 awk '{ n[$1] += $2; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
 	END { total = n["+Inf"]; p50 = p99 = "";
