@@ -455,6 +455,24 @@ cri_cleanup() {
 	return 0
 }
 
+# cri_finish LABEL: the end of a test: containerd and everything it made
+# cleaned up (unless IT_KEEP) and checked gone, the phases' times logged
+# as "LABEL took N s: ...", the TAP summary. The daemon is stopped first.
+cri_finish() {
+	local left
+	daemon_stop
+	if [ -z "${IT_KEEP:-}" ]; then
+		cri_cleanup
+		trap - EXIT
+		left=$(cri_leftovers)
+		check "cleanup: no shim, mount, cgroup, pin or work dir left${left:+ ($(tr '\n' ';' <<<"$left"))}" \
+			test -z "$left"
+	fi
+	phase cleanup
+	it_log "$1 took $(($(date +%s) - T0)) s: ${PHASES%, }"
+	it_done
+}
+
 # cri_leftovers: prints what cri_cleanup left behind (nothing, it should).
 cri_leftovers() {
 	local h pid

@@ -198,12 +198,4 @@ phase containerd-restart
 
 daemon_stop
 check "SIGTERM leaves placements in place" allowed_is g1 app 0
-if [ -z "${IT_KEEP:-}" ]; then
-	cri_cleanup
-	trap - EXIT
-	left=$(cri_leftovers)
-	check "cleanup: no shim, mount, cgroup, pin or work dir left${left:+ ($(tr '\n' ';' <<<"$left"))}" test -z "$left"
-fi
-phase cleanup
-it_log "lane took $(($(date +%s) - T0)) s: ${PHASES%, }"
-it_done
+cri_finish lane

@@ -279,13 +279,4 @@ prom_ok() {
 waits '.prom: cpusetd_nri_request_seconds counts every CreateContainer ($(prom_count CreateContainer)) and Synchronize ($(prom_count Synchronize))' \
 	5 prom_ok
 
-daemon_stop
-if [ -z "${IT_KEEP:-}" ]; then
-	cri_cleanup
-	trap - EXIT
-	left=$(cri_leftovers)
-	check "cleanup: nothing left${left:+ ($(tr '\n' ';' <<<"$left"))}" test -z "$left"
-fi
-phase cleanup
-it_log "$v: took $(($(date +%s) - T0)) s: ${PHASES%, }"
-it_done
+cri_finish "$v:"

@@ -152,13 +152,4 @@ check "no foreign write restored: the runtime wrote only our answers ($restores 
 check "still connected, created_without_nri 0, nri_not_applied 0" \
 	eval 'connected && [ "$(counter created_without_nri)" = 0 ] && [ "$(counter nri_not_applied)" = 0 ]'
 
-daemon_stop
-if [ -z "${IT_KEEP:-}" ]; then
-	cri_cleanup
-	trap - EXIT
-	left=$(cri_leftovers)
-	check "cleanup: nothing left${left:+ ($(tr '\n' ';' <<<"$left"))}" test -z "$left"
-fi
-phase cleanup
-it_log "$v: took $(($(date +%s) - T0)) s: ${PHASES%, }"
-it_done
+cri_finish "$v:"
