@@ -455,6 +455,14 @@ cri_cleanup() {
 	return 0
 }
 
+# cri_needs_cpus_0_1: the lane's tests name CPUs 0 and 1; skip the whole
+# test elsewhere.
+cri_needs_cpus_0_1() {
+	local online
+	online=$(cat /sys/devices/system/cpu/online)
+	[ "$online" = 0-1 ] || it_skip_all "expects CPUs 0-1 online, have $online"
+}
+
 # cri_finish LABEL: the end of a test: containerd and everything it made
 # cleaned up (unless IT_KEEP) and checked gone, the phases' times logged
 # as "LABEL took N s: ...", the TAP summary. The daemon is stopped first.

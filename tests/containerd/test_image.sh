@@ -22,8 +22,7 @@ IT_OUT=${1:-build}
 . tests/integration/lib.sh
 . tests/containerd/lib.sh
 
-online=$(cat /sys/devices/system/cpu/online)
-[ "$online" = 0-1 ] || it_skip_all "expects CPUs 0-1 online, have $online"
+cri_needs_cpus_0_1
 command -v kubectl >/dev/null || it_skip_all "kubectl missing (make deps: kubernetes-client)"
 command -v debootstrap >/dev/null || it_skip_all "debootstrap missing (make deps)"
 "$CRI_PY" -c 'import yaml' 2>/dev/null || it_skip_all "python3-yaml missing (make deps)"

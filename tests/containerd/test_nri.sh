@@ -31,8 +31,7 @@ IT_OUT=${1:-build}
 . tests/integration/lib.sh
 . tests/containerd/lib.sh
 
-online=$(cat /sys/devices/system/cpu/online)
-[ "$online" = 0-1 ] || it_skip_all "expects CPUs 0-1 online, have $online"
+cri_needs_cpus_0_1
 case $CRI_CONTAINERD in 1.7 | 2.x) ;; *) it_skip_all "containerd $CRI_CONTAINERD has no NRI" ;; esac
 # The runtime's request timeout (containerd's default, said explicitly):
 # scenario 7 stops cpusetd for longer than this.
