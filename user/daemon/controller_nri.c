@@ -106,6 +106,17 @@ static int nri_cgroup_path(const struct nri_container *nc, char *buf, size_t len
 	return w < 0 || (size_t)w >= len - at ? -EINVAL : 0;
 }
 
+/* Whether nc's cgroup is a container's under the kubepods root (ours):
+ * its path (CGFS_PATH_MAX bytes) and what the path says into path and
+ * *info. */
+static bool nri_ours(const struct controller *c, const struct nri_container *nc, char *path,
+		     struct cgfs_path_info *info)
+{
+	return nri_cgroup_path(nc, path, CGFS_PATH_MAX) == 0 &&
+	       cgfs_parse_path(c->root, path, info) == 0 && info->level == CGFS_LEVEL_CONTAINER &&
+	       strcmp(info->container_id, nc->id) == 0;
+}
+
 /* A container record for nc, not in the table: its future cgroup path
  * and what that path says (QoS, pod UID), NRI's metadata. NULL with *err:
  * -EINVAL (not a container cgroup under the kubepods root: not ours),
@@ -118,9 +129,7 @@ static struct container *container_of_nri(struct controller *c, const struct nri
 	struct container *ct;
 
 	*err = -EINVAL;
-	if (nri_cgroup_path(nc, path, sizeof(path)) < 0 ||
-	    cgfs_parse_path(c->root, path, &info) < 0 || info.level != CGFS_LEVEL_CONTAINER ||
-	    strcmp(info.container_id, nc->id) != 0)
+	if (!nri_ours(c, nc, path, &info))
 		return NULL;
 	*err = -ENOMEM;
 	ct = calloc(1, sizeof(*ct));
@@ -604,28 +613,21 @@ static int adopt_created(struct controller *c, const struct nri_container *nc, s
  * Anything else (a container the table lacks, metadata that differs, a
  * failed resync) rebuilds from the cgroups.
  */
-static bool table_agrees(struct controller *c, const struct nri_container *cts, size_t n)
+static bool table_agrees(const struct controller *c, const struct nri_container *cts, size_t n)
 {
 	if (c->resync_failed || !c->n.resyncs)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		const struct nri_container *nc = &cts[i];
 		const struct container *ct;
-		struct container *probe;
-		int err;
+		struct cgfs_path_info info;
+		char path[CGFS_PATH_MAX];
 
 		if (nc->state != NRI_CONTAINER_RUNNING && nc->state != NRI_CONTAINER_PAUSED)
 			continue;
 		ct = controller_find_container(c, nc->id);
-		if (ct) {
-			if (!meta_policy_equal(&ct->meta, &nc->meta))
-				return false;
-			continue;
-		}
 		/* Not in the table: fine only when it is not ours at all. */
-		probe = container_of_nri(c, nc, &err);
-		container_free(probe);
-		if (err != -EINVAL)
+		if (ct ? !meta_policy_equal(&ct->meta, &nc->meta) : nri_ours(c, nc, path, &info))
 			return false;
 	}
 	return true;

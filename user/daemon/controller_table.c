@@ -95,8 +95,10 @@ void controller_table_del(struct controller *c, struct container *ct)
 	/* Another entry of the same id (a stale path) keeps its own. */
 	if (strmap_get(c->by_id, ct->info.container_id) == ct)
 		strmap_del(c->by_id, ct->info.container_id);
+	if (!ct->cgroup_id)
+		return;
 	cgroup_key(ct->cgroup_id, key);
-	if (ct->cgroup_id && strmap_get(c->by_cgroup, key) == ct)
+	if (strmap_get(c->by_cgroup, key) == ct)
 		strmap_del(c->by_cgroup, key);
 }
 
