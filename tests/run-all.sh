@@ -15,6 +15,9 @@ set -u
 out=${1:-build}
 what=${2:-all}
 cd "$(dirname "$0")/.."
+# First what a test killed mid-run left behind (its PID gone): cgroup
+# subtrees, pin dirs, its daemon. Root only, like the tests that make them.
+[ "$(id -u)" = 0 ] && tests/clean-stale.sh
 passed=0
 failed=0
 skipped=0

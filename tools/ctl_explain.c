@@ -1,7 +1,7 @@
 /*
  * cpusetctl explain <container id prefix | namespace/pod/container>: why
  * that container has its CPUs, from status.json alone: its kind and the
- * rule that gave it (seeds/002 or the Koordinator class), the policy and
+ * rule that gave it (PRD or the Koordinator class), the policy and
  * strategy that chose exclusive CPUs (daemon.allocation and the
  * container's "decision"), its NUMA nodes, and any admission error;
  * and, from the live cgroups, its CFS quota and its pod's (ctl_quota.h).
@@ -18,7 +18,7 @@
 static const struct {
 	const char *rule, *text;
 } rules[] = {
-	{ "sandbox", "sandbox (pause) containers always run on the shared pool (seeds/002)" },
+	{ "sandbox", "sandbox (pause) containers always run on the shared pool (PRD)" },
 	{ "invalid_annotation", "a placement annotation of the pod is malformed, so the pod "
 				"could not be classified (see the error)" },
 	{ "invalid_bundle", "the container's OCI bundle config.json exists but cannot be used "
@@ -26,17 +26,17 @@ static const struct {
 			    "runtime-spec field of the wrong type), so nothing in it is trusted "
 			    "(see the error)" },
 	{ "cores_ids", "the pod carries weka.io/cores-ids: exactly the CPUs it lists "
-		       "(seeds/002 annotated pods; several pods may list one CPU)" },
+		       "(PRD annotated pods; several pods may list one CPU)" },
 	{ "resource_status", "Koordinator's scheduler chose the CPUs "
 			     "(scheduling.koordinator.sh/resource-status), taken verbatim, exclusive" },
 	{ "qos_class", "the pod's Koordinator class (koordinator.sh/qosClass): LS and SYSTEM "
 		       "run on the shared pool, BE on the BE pool, LSE/LSR need integer CPUs" },
 	{ "integer", "Guaranteed QoS with a whole-number CPU limit: N = limit exclusive CPUs "
-		     "(seeds/002 integer containers)" },
+		     "(PRD integer containers)" },
 	{ "besteffort_pool", "a BestEffort pod without a Koordinator class, and "
 			     "besteffort_pool = be: the BE pool" },
 	{ "default_shared", "neither annotated nor integer: the shared pool = online - isolated "
-			    "- reserved (seeds/002 shared)" },
+			    "- reserved (PRD shared)" },
 };
 
 static const char *rule_text(const char *rule)

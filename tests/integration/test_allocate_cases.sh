@@ -1,12 +1,12 @@
 #!/bin/bash
 # Every allocation case transcribed from kubelet's and Koordinator's unit
-# tests (../shared/fixtures/k8s-cases.jsonl, koord-cases.jsonl) through
+# tests (tests/fixtures/k8s-cases.jsonl, koord-cases.jsonl) through
 # `cpusetctl allocate`, and the tool's own contract: one line per failing
 # case, a closing "N passed, M failed", exit 1 when any case fails.
 cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}
 CTL=$IT_OUT/cpusetctl
-FIX=${CPUSETD_FIXTURES:-../shared/fixtures}
+FIX=${CPUSETD_FIXTURES:-tests/fixtures}
 . tests/integration/lib.sh	# check/ok/not_ok only: no cgroups, no root needed
 
 for f in k8s-cases koord-cases; do

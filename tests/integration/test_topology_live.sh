@@ -4,7 +4,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}
 CTL=$IT_OUT/cpusetctl
-FIX=${CPUSETD_FIXTURES:-../shared/fixtures}
+FIX=${CPUSETD_FIXTURES:-tests/fixtures}
 . tests/integration/lib.sh	# check/ok/not_ok only: no cgroups, no root needed
 
 json=$("$CTL" topology --json) || { not_ok "cpusetctl topology --json runs"; exit 1; }

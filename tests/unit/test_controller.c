@@ -1400,9 +1400,7 @@ static void test_v2_hotplug(void **state)
 
 static int group_setup(void **state)
 {
-	const char *env = getenv("CPUSETD_FIXTURES");
 	const char *lvl = getenv("CPUSETD_TEST_LOG");
-	char cmd[PATH_MAX];
 
 	(void)state;
 	/* Quiet unless asked: the refusals tested here are logged errors. */
@@ -1410,9 +1408,7 @@ static int group_setup(void **state)
 		log_max_level = LOG_CRIT;
 	if (!mkdtemp(snapdir))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "tar -xjf '%s/sysfs/" SNAP ".tar.bz2' -C '%s'",
-		 env ? env : "../shared/fixtures", snapdir);
-	if (system(cmd) != 0) {
+	if (tl_extract_snapshot(SNAP, snapdir) < 0) {
 		rm_tree(snapdir);
 		return -1;
 	}

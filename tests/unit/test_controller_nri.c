@@ -871,18 +871,14 @@ static void test_outside_root(void **state)
 
 static int group_setup(void **state)
 {
-	const char *env = getenv("CPUSETD_FIXTURES");
 	const char *lvl = getenv("CPUSETD_TEST_LOG");
-	char cmd[PATH_MAX];
 
 	(void)state;
 	if (!lvl || log_parse_level(lvl, &log_max_level) < 0)
 		log_max_level = LOG_CRIT;
 	if (!mkdtemp(snapdir))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "tar -xjf '%s/sysfs/" SNAP ".tar.bz2' -C '%s'",
-		 env ? env : "../shared/fixtures", snapdir);
-	if (system(cmd) != 0) {
+	if (tl_extract_snapshot(SNAP, snapdir) < 0) {
 		rm_tree(snapdir);
 		return -1;
 	}

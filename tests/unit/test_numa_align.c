@@ -1,6 +1,6 @@
 /*
  * NUMA alignment with kubelet Topology Manager semantics (numa_align.h):
- * the cases of seeds/001, kubelet's policy rules, more than 8 NUMA nodes,
+ * the Topology Manager walk-through's cases, kubelet's policy rules, more than 8 NUMA nodes,
  * pod scope, and a randomized check of the implicit CPU hints against a
  * literal replay of kubelet (full hint listing, full cross product,
  * HintMerger.compare fold) on up to 8 nodes, kubelet's own limit.
@@ -93,9 +93,9 @@ static void test_names(void **state)
 	assert_string_equal(numa_scope_name(NUMA_SCOPE_CONTAINER), "container");
 }
 
-/* ---- seeds/001 ------------------------------------------------------ */
+/* ---- Topology Manager ------------------------------------------------------ */
 
-/* seeds/001 "TopologyHints": 2 CPUs on a 2-node machine give
+/* Topology Manager "TopologyHints": 2 CPUs on a 2-node machine give
  * {01: True}, {10: True}, {11: False}. */
 static void test_doc_hints_two_nodes(void **state)
 {
@@ -120,7 +120,7 @@ static void test_doc_hints_two_nodes(void **state)
 	free(t);
 }
 
-/* seeds/001: all but 2 CPUs taken, the two left on different nodes, 2
+/* Topology Manager: all but 2 CPUs taken, the two left on different nodes, 2
  * requested: the only hint is {11: False}, because one node could hold
  * them on the empty machine. restricted refuses, best-effort admits. */
 static void test_doc_fragmented_only_unpreferred(void **state)
@@ -149,7 +149,7 @@ static void test_doc_fragmented_only_unpreferred(void **state)
 	free(t);
 }
 
-/* seeds/001 "Policy.Merge": Container0 and Container1, cpu + gpu + nic. */
+/* Topology Manager "Policy.Merge": Container0 and Container1, cpu + gpu + nic. */
 static void test_doc_merge_table(void **state)
 {
 	struct alloc_topo *t = tl_generate(1, 2, 2, 2);

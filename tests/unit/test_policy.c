@@ -1,5 +1,5 @@
 /*
- * The allocation rules (seeds/002): classification, every rule, every
+ * The allocation rules (PRD): classification, every rule, every
  * admission error, book-keeping and recovery from a live state.
  * Topologies are built here: nodes × cores × threads, SMT siblings
  * consecutive (cpu = (node*cores + core)*threads + thread).

@@ -447,15 +447,18 @@ static void test_recover_running(void **state)
 
 static int setup(void **state)
 {
-	const char *env = getenv("CPUSETD_FIXTURES");
-	char root[1200];
+	char root[1200], dir[1200];
 
 	(void)state;
 	if (!mkdtemp(tmpdir))
 		return -1;
-	run("mkdir -p '%s/work' '%s/pristine' && tar -xjf '%s/sysfs/" SNAP ".tar.bz2' -C '%s/work' "
-	    "&& tar -xjf '%s/sysfs/" SNAP ".tar.bz2' -C '%s/pristine'", tmpdir, tmpdir,
-	    env ? env : "../shared/fixtures", tmpdir, env ? env : "../shared/fixtures", tmpdir);
+	run("mkdir -p '%s/work' '%s/pristine'", tmpdir, tmpdir);
+	snprintf(dir, sizeof(dir), "%s/work", tmpdir);
+	if (tl_extract_snapshot(SNAP, dir) < 0)
+		return -1;
+	snprintf(dir, sizeof(dir), "%s/pristine", tmpdir);
+	if (tl_extract_snapshot(SNAP, dir) < 0)
+		return -1;
 	snprintf(work, sizeof(work), "%s/work/" SNAP "/sys", tmpdir);
 	snprintf(pristine, sizeof(pristine), "%s/pristine/" SNAP "/sys", tmpdir);
 	snprintf(root, sizeof(root), "%s", pristine);

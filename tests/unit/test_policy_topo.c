@@ -2,7 +2,7 @@
  * The allocation policies on a real machine this host is not: the hwloc
  * snapshot 64amd64-4s2n4ca2co (4 packages, 8 NUMA nodes of 8 CPUs, cores
  * of 2 SMT siblings n,n+1; node k = CPUs 8k..8k+7), read from
- * ../shared/fixtures/sysfs through topo_read. Covers what the 2-CPU
+ * tests/fixtures/sysfs through topo_read. Covers what the 2-CPU
  * integration host cannot show: bind and exclusive policies, NUMA
  * strategies, Topology Manager alignment and scope, isolated and reserved
  * CPUs, kubelet takeover, kubelet-compatible mode, and stability. The
@@ -968,16 +968,13 @@ static void test_stable_under_arrival_order(void **state)
 
 static int setup(void **state)
 {
-	const char *env = getenv("CPUSETD_FIXTURES");
-	char cmd[2048], root[1024];
+	char root[1024];
 
 	(void)state;
-	snprintf(fixtures, sizeof(fixtures), "%s", env ? env : "../shared/fixtures");
+	snprintf(fixtures, sizeof(fixtures), "%s", tl_fixtures());
 	if (!mkdtemp(tmpdir))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "tar -xjf '%s/sysfs/64amd64-4s2n4ca2co.tar.bz2' -C '%s'",
-		 fixtures, tmpdir);
-	if (system(cmd) != 0)
+	if (tl_extract_snapshot("64amd64-4s2n4ca2co", tmpdir) < 0)
 		return -1;
 	snprintf(root, sizeof(root), "%s/64amd64-4s2n4ca2co/sys", tmpdir);
 	return topo_read(root, &topo) == 0 ? 0 : -1;

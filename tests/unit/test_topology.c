@@ -1,10 +1,10 @@
 /*
  * Topology discovery against real machines: every hwloc sysfs snapshot in
- * ../shared/fixtures/sysfs (NAME.tar.bz2) is extracted and read, and the
+ * tests/fixtures/sysfs (NAME.tar.bz2) is extracted and read, and the
  * result compared with the facts in NAME.expect (online and offline CPUs,
  * packages, cores by SMT sibling lists, threads per core, NUMA nodes and
  * their cpulists), and the same through topo_read_mem. Fixture root: $CPUSETD_FIXTURES or
- * ../shared/fixtures (tests run from the repository root).
+ * tests/fixtures (tests run from the repository root; see testlib.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "testlib.h"
 #include "user/topo/topology.h"
 
 static char fixtures[512];
@@ -212,8 +213,7 @@ static void check_one(const char *name)
 
 	snprintf(path, sizeof(path), "%s/sysfs/%s.expect", fixtures, name);
 	parse_expect(path, &e);
-	snprintf(cmd, sizeof(cmd), "tar -xjf '%s/sysfs/%s.tar.bz2' -C '%s'", fixtures, name, tmpdir);
-	if (system(cmd) != 0)
+	if (tl_extract_snapshot(name, tmpdir) < 0)
 		fail_msg("%s: cannot extract (is bzip2 installed?)", name);
 	snprintf(root, sizeof(root), "%s/%s/sys", tmpdir, e.top);
 	if (topo_read(root, &t) != 0)
@@ -269,11 +269,10 @@ static void test_every_fixture(void **state)
  * groups and dies, from specific snapshots. */
 static struct topology *read_fixture(const char *tarball, const char *top)
 {
-	char cmd[2048], root[1024];
+	char root[1024];
 	struct topology *t;
 
-	snprintf(cmd, sizeof(cmd), "tar -xjf '%s/sysfs/%s.tar.bz2' -C '%s'", fixtures, tarball, tmpdir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tl_extract_snapshot(tarball, tmpdir), 0);
 	snprintf(root, sizeof(root), "%s/%s/sys", tmpdir, top);
 	assert_int_equal(topo_read(root, &t), 0);
 	return t;
@@ -307,10 +306,8 @@ static void test_details(void **state)
 
 static int setup(void **state)
 {
-	const char *env = getenv("CPUSETD_FIXTURES");
-
 	(void)state;
-	snprintf(fixtures, sizeof(fixtures), "%s", env ? env : "../shared/fixtures");
+	snprintf(fixtures, sizeof(fixtures), "%s", tl_fixtures());
 	return mkdtemp(tmpdir) ? 0 : -1;
 }
 

@@ -5,6 +5,7 @@
 #ifndef CPUSETD_TESTLIB_H
 #define CPUSETD_TESTLIB_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "user/alloc/alloc_topo.h"
@@ -39,6 +40,34 @@ static inline void tl_assert_mask(const struct cpumask *m, const char *want)
 	assert_true(cpulist_format(m, buf, sizeof(buf)) >= 0);
 	if (strcmp(buf, want) != 0)
 		fail_msg("cpus \"%s\", want \"%s\"", buf, want);
+}
+
+/*
+ * The fixture root: $CPUSETD_FIXTURES, else tests/fixtures (the tests run
+ * from the repository root; tests/fixtures/SOURCE.md says where each file
+ * comes from).
+ */
+static inline const char *tl_fixtures(void)
+{
+	const char *env = getenv("CPUSETD_FIXTURES");
+
+	return env && *env ? env : "tests/fixtures";
+}
+
+/*
+ * Extracts the hwloc sysfs snapshot NAME (tests/fixtures/sysfs/NAME.tar.bz2)
+ * into the existing directory dir; its root is then dir/<top>/sys, <top>
+ * being the tarball's top-level directory (NAME.expect names it).
+ * Returns 0, or -1 when tar failed (missing fixture, full disk).
+ */
+static inline int tl_extract_snapshot(const char *name, const char *dir)
+{
+	char cmd[4096];
+
+	if (snprintf(cmd, sizeof(cmd), "tar -xjf '%s/sysfs/%s.tar.bz2' -C '%s'",
+		     tl_fixtures(), name, dir) >= (int)sizeof(cmd))
+		return -1;
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 #endif

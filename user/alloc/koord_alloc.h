@@ -6,7 +6,7 @@
  * Source: Koordinator pkg/scheduler/plugins/nodenumaresource, the CPU
  * accumulator (cpu_accumulator.go: takeCPUs, takePreferredCPUs) and the
  * parts of resource_manager.go around it (FullPCPUsOnly filtering, the
- * even NUMA split); seeds/000 and seeds/004 "CPU bind policy", "CPU
+ * even NUMA split); the Koordinator proposal "CPU bind policy", "CPU
  * exclusive policy", "NUMA allocate strategy" and "CPU Allocation
  * Algorithm". Checked against the cases of cpu_accumulator_test.go
  * (fixtures/koord-cases.jsonl, `cpusetctl allocate`).
@@ -27,7 +27,7 @@
 #include "alloc_topo.h"
 #include "user/base/cpumask.h"
 
-/* How CPUs are picked relative to physical cores (seeds/004 "CPU bind policy"). */
+/* How CPUs are picked relative to physical cores (the Koordinator proposal "CPU bind policy"). */
 enum koord_bind_policy {
 	KOORD_BIND_FULL_PCPUS = 0,	/* "FullPCPUs": whole cores first (default) */
 	KOORD_BIND_SPREAD_BY_PCPUS,	/* "SpreadByPCPUs": one CPU per core first */
@@ -35,7 +35,7 @@ enum koord_bind_policy {
 	KOORD__BIND_COUNT,
 };
 
-/* Whom to keep away from (seeds/004 "CPUExclusivePolicy"). */
+/* Whom to keep away from (the Koordinator proposal "CPUExclusivePolicy"). */
 enum koord_excl_policy {
 	KOORD_EXCL_NONE = 0,		/* "None" */
 	KOORD_EXCL_PCPU,		/* "PCPULevel": avoid cores of PCPULevel pods */
@@ -43,7 +43,7 @@ enum koord_excl_policy {
 	KOORD__EXCL_COUNT,
 };
 
-/* Which NUMA node / socket to fill (seeds/004 "NUMA allocate strategy"). */
+/* Which NUMA node / socket to fill (the Koordinator proposal "NUMA allocate strategy"). */
 enum koord_numa_strategy {
 	KOORD_NUMA_MOST_ALLOCATED = 0,	/* "MostAllocated": fullest first (bin-pack) */
 	KOORD_NUMA_LEAST_ALLOCATED,	/* "LeastAllocated": emptiest first */
@@ -74,7 +74,7 @@ struct koord_request {
 
 /*
  * Chooses req->n CPUs for one pod (Koordinator takePreferredCPUs /
- * takeCPUs; seeds/004 "CPU Allocation Algorithm").
+ * takeCPUs; the Koordinator proposal "CPU Allocation Algorithm").
  *   t          the node; available and usage are CPU ids of t.
  *   available  CPUs the pod may use (online, not reserved); CPUs whose
  *              usage refs reached req->max_ref_count are dropped from it.
@@ -128,7 +128,7 @@ void koord_usage_available(const struct alloc_topo *t, const struct koord_cpu_us
 			   unsigned max_ref_count, struct cpumask *ret);
 
 /*
- * Policy names as Koordinator spells them (seeds/004 "Resource spec",
+ * Policy names as Koordinator spells them (the Koordinator proposal "Resource spec",
  * "CPU bind policy", "NUMA allocate strategy"; apis/extension constants):
  * node labels, pod resource-spec and cpusetd config use them. The
  * parsers match exactly (case-sensitive, no blanks) and return 0 with

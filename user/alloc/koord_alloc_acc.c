@@ -20,7 +20,7 @@
  * Each ordering is one sort of 128-bit keys: Koordinator's comparison
  * fields from most to least significant, the item (CPU, core) in the low
  * 16 bits. Keys are therefore unique and the order total, which is what
- * makes the answer stable (seeds/004 "The algorithm MUST BE stable").
+ * makes the answer stable (the Koordinator proposal "The algorithm MUST BE stable").
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -65,7 +65,7 @@ struct pass {
 
 static const struct pass passes_none[] = { { false, false, true }, { false, false, false } };
 static const struct pass passes_pcpu[] = { { false, true, true }, { false, false, false } };
-/* NUMANodeLevel falls back to keeping off exclusive cores (seeds/004). */
+/* NUMANodeLevel falls back to keeping off exclusive cores (the Koordinator proposal). */
 static const struct pass passes_numa[] = {
 	{ true, false, true }, { false, true, true }, { false, false, false },
 };

@@ -5,7 +5,7 @@
  * none / best-effort / restricted / single-numa-node, for pod or
  * container scope.
  *
- * Sources: KEP-693 "Node Topology Manager"; seeds/001 (kubelet Topology
+ * Sources: KEP-693 "Node Topology Manager"; kubelet Topology
  * Manager walk-through) §3.2 "TopologyHints", "HintProviders",
  * "Policy.Merge"; kubelet pkg/kubelet/cm/topologymanager (policy.go
  * HintMerger, policy_{none,best_effort,restricted,single_numa_node}.go,

@@ -195,7 +195,7 @@ int config_policy_set(struct policy_config *c, const char *name, const char *v,
 void config_policy_defaults(struct policy_config *c)
 {
 	c->integer_qos = POLICY_QOS_LSE;
-	/* seeds/002: any pod may name its CPUs; the shipped config says why
+	/* PRD: any pod may name its CPUs; the shipped config says why
 	 * to narrow it (README "Security model") */
 	strcpy(c->cores_ids_namespaces, "*");
 	strcpy(c->resource_status_namespaces, "*");

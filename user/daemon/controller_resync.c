@@ -84,7 +84,7 @@ static int inherit_all(struct container **list, size_t n)
 
 /*
  * kubelet's checkpoint, when taking over a node from its static policy
- * (DESIGN.md "kubelet takeover"). A malformed file is logged once per
+ * (user/README.md "Beyond the rule book"). A malformed file is logged once per
  * resync and changes nothing; a missing one is the normal case.
  */
 static void read_kubelet_state(const struct controller *c, struct kubelet_state *ret)

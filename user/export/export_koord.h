@@ -1,6 +1,6 @@
 /*
  * topology.json: the node's CPU facts in the schemas Koordinator uses for
- * its NodeResourceTopology annotations (seeds/000 and 004, "CPU
+ * its NodeResourceTopology annotations (the Koordinator proposal, "CPU
  * Orchestration API" / NodeResourceTopology), so a node agent can publish
  * the file unchanged as metadata.annotations:
  *
@@ -16,7 +16,7 @@
  * Each value is a JSON text in a string, as annotation values are
  * (`jq '.[] |= fromjson'` shows them as objects). Field names follow the
  * Go structs CPUTopology/CPUInfo, PodCPUAlloc and CPUSharedPool; the
- * seeds' YAML example spells "cpu" and a string "true", the structs
+ * proposal's YAML example spells "cpu" and a string "true", the structs
  * "cpuset" and a bool, and the structs are what Koordinator decodes.
  *
  *   detail    online CPUs only. "core" = lowest CPU id of the physical

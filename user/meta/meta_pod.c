@@ -1,6 +1,6 @@
 /*
  * Pod policy annotations (meta.h struct pod_policy_ann): Koordinator's QoS
- * class and scheduler-made allocation (seeds/000 "API" section:
+ * class and scheduler-made allocation (the Koordinator proposal "API" section:
  * koordinator.sh/qosClass, scheduling.koordinator.sh/resource-status and
  * resource-spec, whose values are JSON serialised into a string) and
  * cpusetd's own opt-in for isolated CPUs.

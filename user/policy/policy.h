@@ -1,8 +1,8 @@
 /*
  * The allocation rules (pure: data in, data out, no I/O).
  *
- * Source: seeds/002 (Weka NRI CPUSet PRD) §2, §3.1, §3.3, §3.4 and §6,
- * restated in DESIGN.md "Allocation rules":
+ * Source: the PRD (user/README.md "Sources") §2, §3.1, §3.3, §3.4 and §6,
+ * restated in user/README.md "The rules":
  *   annotated  pod sandbox carries weka.io/cores-ids: exactly those CPUs,
  *              overlap between annotated pods allowed (annot_ref[cpu]).
  *   integer    Guaranteed QoS and quota % period == 0: N = quota/period
@@ -15,8 +15,8 @@
  * left alone. An admission that would leave fewer than min_shared_cpus
  * CPUs in the shared pool is refused.
  *
- * Beyond seeds/002 (DESIGN.md "Beyond the default"):
- *   Koordinator QoS (koordinator.sh/qosClass, seeds/000 and 004):
+ * Beyond the PRD (user/README.md "Beyond the rule book"):
+ *   Koordinator QoS (koordinator.sh/qosClass, the Koordinator proposal):
  *              LSE exclusive, never shared; LSR exclusive but usable by BE;
  *              LS shared pool; BE the BE pool = online − isolated −
  *              annotated − LSE CPUs; SYSTEM shared pool. Integer pods
@@ -84,14 +84,14 @@ enum policy_on_error {
 /* Which rule classified a container (first match wins, policy_classify.c);
  * policy_rule_name() gives the status.json label. */
 enum policy_rule {
-	POLICY_RULE_DEFAULT_SHARED = 0,	/* seeds/002: everything else is shared */
+	POLICY_RULE_DEFAULT_SHARED = 0,	/* PRD: everything else is shared */
 	POLICY_RULE_SANDBOX,		/* pause containers are always shared */
 	POLICY_RULE_INVALID_ANNOTATION,	/* a pod annotation could not be used */
 	POLICY_RULE_INVALID_BUNDLE,	/* the bundle config.json could not be used */
-	POLICY_RULE_CORES_IDS,		/* seeds/002 annotated: weka.io/cores-ids */
+	POLICY_RULE_CORES_IDS,		/* PRD annotated: weka.io/cores-ids */
 	POLICY_RULE_RESOURCE_STATUS,	/* Koordinator scheduler-made cpuset */
 	POLICY_RULE_QOS_CLASS,		/* koordinator.sh/qosClass BE/LS/SYSTEM */
-	POLICY_RULE_INTEGER,		/* seeds/002 integer: Guaranteed, whole CPUs */
+	POLICY_RULE_INTEGER,		/* PRD integer: Guaranteed, whole CPUs */
 	POLICY_RULE_BESTEFFORT_POOL,	/* besteffort_pool = be */
 	POLICY_RULE__COUNT,
 };
@@ -245,7 +245,7 @@ int policy_adopt(struct policy *p, const struct policy_request *req,
 		 const struct cpumask *current, struct policy_decision *ret);
 
 /*
- * Rebuilds the book-keeping from a live state (seeds/002 §3.4): n running
+ * Rebuilds the book-keeping from a live state (PRD §3.4): n running
  * containers with their current cpuset.cpus, in any order. Integer
  * containers that can keep their set go first, then annotated and
  * scheduled ones (fixed sets), then integer ones that need CPUs (oldest

@@ -4,7 +4,7 @@
  *   Koordinator (default): bind policy FullPCPUs / SpreadByPCPUs /
  *     node-level FullPCPUsOnly, exclusive policy PCPULevel /
  *     NUMANodeLevel, NUMA strategy MostAllocated / LeastAllocated /
- *     DistributeEvenly (koord_alloc.h; seeds/000 and 004).
+ *     DistributeEvenly (koord_alloc.h; the Koordinator proposal).
  *   kubelet-compatible: the static CPU manager's choices with its policy
  *     options (kube_alloc.h), so a node moved from kubelet's static policy
  *     sees the same placements.

@@ -1,6 +1,6 @@
 /*
  * The policy's book-keeping, read and kept: byCID, annotRef and intOwner
- * (seeds/002 §3), the pools they leave, admission-error reasons and the
+ * (PRD §3), the pools they leave, admission-error reasons and the
  * CPUs an integer container may take. Every other policy file calls this
  * one; it calls none of them. Pure: no I/O, no clock.
  */

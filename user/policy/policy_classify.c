@@ -4,10 +4,10 @@
  * untrusted, and a bad one is an admission error naming the annotation.
  *
  * Order of the rules, first match wins:
- *   sandbox                          shared (seeds/002 §3.1: pause never pinned)
+ *   sandbox                          shared (PRD §3.1: pause never pinned)
  *   malformed pod annotation         error
- *   weka.io/cores-ids                annotated (seeds/002 §2)
- *   resource-status cpuset           scheduled (seeds/000 "resource-status")
+ *   weka.io/cores-ids                annotated (PRD §2)
+ *   resource-status cpuset           scheduled (the Koordinator proposal "resource-status")
  *   qosClass LS / SYSTEM             shared;  BE: BE pool
  *   Guaranteed, quota % period == 0  integer, LSE unless LSR (class or config)
  *   qosClass LSE / LSR otherwise     error: exclusive needs integer CPUs

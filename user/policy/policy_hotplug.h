@@ -2,7 +2,7 @@
  * CPU hotplug in the policy (pure: data in, data out).
  *
  * When CPUs go offline or come back, the book-keeping follows the online
- * set of a new topology (DESIGN.md "Allocation rules", issue 5):
+ * set of a new topology (user/README.md "The rules"):
  *   shared/BE   pools are online − reserved: they shrink and grow by
  *               themselves, nothing is recorded;
  *   integer     a container that lost a CPU gets a replacement from the

@@ -1,5 +1,5 @@
 /*
- * Which CPUs a running container may keep (seeds/002 §3.4): kubelet's
+ * Which CPUs a running container may keep (PRD §3.4): kubelet's
  * checkpoint or its live cpuset, when they are still free for it, so a
  * restart or takeover never moves a running exclusive container.
  */

@@ -2,7 +2,7 @@
  * Placing a classified container: which CPUs, which memory nodes.
  * Exclusive CPUs come out of online − annotated − exclusive −
  * reserved_cpus, and out of the isolated CPUs only for containers that
- * opt in (CRI-RM's isolated pool, seeds/003); how they are picked inside
+ * opt in (CRI-RM's isolated pool); how they are picked inside
  * that set is policy_alloc.c. Fixed sets (annotated, scheduled) are what
  * a pod names: honoured only from the namespaces the config allows, and
  * never on reserved_cpus, exclusive CPUs or a room another pod needs.
@@ -12,7 +12,7 @@
 #include <string.h>
 #include "policy_internal.h"
 
-/* --- fixed sets: annotated (seeds/002 §3.3) and scheduled --- */
+/* --- fixed sets: annotated (PRD §3.3) and scheduled --- */
 
 #define SCHEDULED_WHAT	META_RESOURCE_STATUS_ANNOTATION " cpuset"
 

@@ -1,5 +1,5 @@
 /*
- * Topology Manager pod scope (KEP-2570, seeds/001 "scope"): the first
+ * Topology Manager pod scope (KEP-2570; user/README.md "Sources"): the first
  * exclusive container of a pod aligns the whole pod's CPUs to a NUMA mask,
  * and its later containers take their CPUs inside that mask. The daemon
  * sees containers one at a time (kubelet admits a pod's containers

@@ -1,5 +1,5 @@
 /*
- * Rebuilding the book-keeping from a live node (seeds/002 §3.4): the
+ * Rebuilding the book-keeping from a live node (PRD §3.4): the
  * kernel's cgroup files, and kubelet's checkpoint on takeover, are the
  * durable truth, so a running exclusive container whose set is still valid
  * is never moved.
