@@ -10,16 +10,11 @@
  *   sched_wakeup, sched_wakeup_new  the wakee starts waiting (map mode only)
  *   sched_migrate_task              a managed task crossed NUMA nodes
  *
- * Run-queue wait comes from the scheduler's own per-task account
- * (CONFIG_SCHED_INFO): at the sched_switch tracepoint the incoming task's
- * sched_info.last_queued still holds the rq clock of its enqueue, and
- * sched_info_arrive() adds rq->clock - last_queued to its run_delay just
- * after us (prepare_task_switch()), so on the rq-clock path (see
- * clock_now()) that difference is the wait, exactly as the kernel counts
- * it, read from the incoming task alone. Elsewhere (raw_tp twins, a
- * ktime clock) it is the growth of sched_info.run_delay
- * (/proc/PID/schedstat field 2) between the task's switch-in and its
- * switch-out, which reads both tasks. Keeping our own per-task wakeup timestamps costs a
+ * Run-queue wait comes from the scheduler's own per-task account,
+ * sched_info.run_delay (CONFIG_SCHED_INFO; /proc/PID/schedstat field 2),
+ * read from the two task_structs sched_switch has hot anyway: the wait
+ * before a run is the growth of run_delay between the task's switch-in
+ * and its switch-out. Keeping our own per-task wakeup timestamps costs a
  * cold per-task map access on every wakeup and every switch (~300 ns each
  * on the reference VM), so that is only the fallback (wait_from_map) for
  * kernels that do not keep run_delay; then the wakeup programs run too.
@@ -79,7 +74,7 @@ const volatile __u64 cache_ttl_ns = 4ULL * 1000 * 1000;	/* see cg_cache; 4 ms */
 #define TEL_SKIP_IDENT	0x04	/* next's cgroup: css_set, cache, walk, placement */
 #define TEL_SKIP_CACHE	0x08	/* the cgroup cache: walk + lookup every switch */
 #define TEL_SKIP_STATE	0x10	/* prev->__state: runnable = preempt */
-#define TEL_SKIP_DELAY	0x20	/* the wait: next's last_queued (or run_delay of both) */
+#define TEL_SKIP_DELAY	0x20	/* sched_info.run_delay of prev and next */
 #define TEL_SKIP_RUN	0x40	/* charge_run(): cpu_owner, cgroup_stats, foreign */
 #define TEL_SKIP_IN	0x80	/* charge_in(): the placement check */
 #define SKIP(part)	((TEL_SKIP) & TEL_SKIP_##part)
@@ -93,29 +88,6 @@ const struct cpusetd_cgroup_stats zero_cgroup_stats = {};
 
 /* p->field: a plain load in tp_btf twins, a probe read in raw_tp ones. */
 #define TASK_READ(btf, p, field)	((btf) ? (p)->field : BPF_CORE_READ(p, field))
-
-/*
- * Whether the wait comes from next's sched_info.last_queued at switch-in
- * (see the top of the file): needs the rq clock (clock_now()'s tp_btf
- * path) and the field.
- */
-static __always_inline bool wait_from_queued(bool btf)
-{
-	struct task_struct *p = NULL;
-	struct cfs_rq *q = NULL;
-
-	return btf && !wait_from_map && !clock_ktime && bpf_core_field_exists(q->rq) &&
-	       bpf_core_field_exists(p->sched_info.last_queued);
-}
-
-/* ns next has waited on this CPU's run queue since its enqueue, at the
- * sched_switch that picks it; now is rq->clock (wait_from_queued()). */
-static __always_inline __u64 queued_wait(struct task_struct *next, __u64 now)
-{
-	__u64 q = next->sched_info.last_queued;
-
-	return q && now > q ? now - q : 0;
-}
 
 /* p->sched_info.run_delay (ns the task waited on run queues, in total);
  * 0 when the kernel has no CONFIG_SCHED_INFO. */
@@ -215,30 +187,25 @@ struct {
 #define W_IDLE		1u	/* the per-CPU idle task (PF_IDLE) */
 #define W_KTHREAD	2u
 #define W_MANAGED	4u	/* its cgroup has a placement entry */
-#define W_OWNED_CPU	8u	/* this CPU had an owner (cpu_owner) at the look */
-#define W_OWNER		16u	/* ... and the task's cgroup is that owner */
-#define W_CACHED	(W_MANAGED | W_OWNED_CPU | W_OWNER)	/* what cg_cache keeps */
 
 /* The task a CPU is running, as seen when it was switched in. */
 struct run_state {
 	__u64 ts;		/* switch-in time (clock_now()); 0 = not seen yet */
 	__u64 cgid;
-	__u64 run_delay;	/* the wait before this run (wait_from_queued()),
-				 * else its sched_info.run_delay at switch-in */
+	__u64 run_delay;	/* its sched_info.run_delay at switch-in */
 	__u32 pid;		/* only with wait_from_map; else 0 */
 	__u32 flags;		/* W_* */
 };
 
 /*
- * The cgroup cache: css_set -> (cgroup id, managed here, this CPU's owner
- * or not), a few direct-mapped slots per CPU.
+ * The cgroup cache: css_set -> (cgroup id, managed here), a few direct-
+ * mapped slots per CPU.
  *
  * A css_set names one cgroup per hierarchy and never changes which (a
  * task that moves gets another css_set), so the id is right for as long
  * as the css_set lives. What can change under an entry:
  *   - the placement map (a container becomes managed, is resized or is
- *     let go) and cpu_owner (a CPU gets or loses its exclusive owner):
- *     user space bumps placement_gen after each change to either, and an
+ *     let go): user space bumps placement_gen after each change, and an
  *     entry filled under another generation is a miss. The generation is
  *     read before the placement lookup, so a fill that raced a change
  *     carries the older one and misses next time;
@@ -272,7 +239,7 @@ struct cg_cache {
 	__u64 cgid;
 	__u64 filled;		/* clock_now() at the fill */
 	__u64 gen;		/* placement_gen when the placement was looked up */
-	__u32 flags;		/* W_CACHED bits */
+	__u32 flags;		/* W_MANAGED or 0 */
 	__u32 pad;
 };
 
@@ -417,13 +384,14 @@ static __always_inline void charge_run(__u32 cpu, struct cpusetd_cpu_stats *cs,
 				       bool runnable, __u64 next_cgid)
 {
 	struct cpusetd_cgroup_stats *st = NULL;
+	struct cpusetd_cpu_owner *own;
 
 	cs->busy_ns += delta;
-	/* Ownership as judged at the switch-in (owner_flags()). */
-	if (rs->flags & W_OWNED_CPU) {
+	own = bpf_map_lookup_elem(&cpu_owner, &cpu);
+	if (own && own->cgroup_id) {
 		if (rs->flags & W_KTHREAD) {
 			cs->kthread_ns += delta;
-		} else if (!(rs->flags & W_OWNER)) {
+		} else if (rs->cgid != own->cgroup_id) {
 			cs->foreign_ns += delta;
 			foreign_add(cpu, rs->cgid, delta);
 		}
@@ -472,17 +440,6 @@ static __always_inline bool charge_in(__u32 cpu, struct cpusetd_cpu_stats *cs,
 	return violation;
 }
 
-/* W_OWNED_CPU and W_OWNER of a task of cgroup cgid on this CPU, from
- * cpu_owner (an array lookup; only when the cgroup cache misses). */
-static __always_inline __u32 owner_flags(__u32 cpu, __u64 cgid)
-{
-	struct cpusetd_cpu_owner *own = bpf_map_lookup_elem(&cpu_owner, &cpu);
-
-	if (!own || !own->cgroup_id)
-		return 0;
-	return W_OWNED_CPU | (own->cgroup_id == cgid ? W_OWNER : 0);
-}
-
 /* The cache slot of css_set address cset (multiplicative hash: css_sets
  * are slab objects, so their low bits say little). Never NULL. */
 static __always_inline struct cg_cache *cache_slot(struct cpu_local *loc, __u64 cset)
@@ -493,16 +450,14 @@ static __always_inline struct cg_cache *cache_slot(struct cpu_local *loc, __u64 
 }
 
 /*
- * Who the incoming task next is: its cgroup id into in->cgid and the W_CACHED
- * bits (managed; this CPU owned, by its cgroup or not)
+ * Who the incoming task next is: its cgroup id into in->cgid and W_MANAGED
  * into in->flags, from the cache when its css_set has a fresh entry (then
  * *ret_fill = NULL, *ret_pl = NULL); else from the walk and the placement
  * lookup, with *ret_pl its placement (NULL: not managed), *ret_fill the
  * slot to fill once the switch-in is known not to be a violation, and
  * *ret_cset the key to fill it with.
  */
-static __always_inline void who_comes_in(struct cpu_local *loc, __u32 cpu,
-					 struct task_struct *next,
+static __always_inline void who_comes_in(struct cpu_local *loc, struct task_struct *next,
 					 __u64 now, bool btf, struct run_state *in,
 					 struct cpusetd_placement **ret_pl,
 					 struct cg_cache **ret_fill, __u64 *ret_cset)
@@ -514,10 +469,8 @@ static __always_inline void who_comes_in(struct cpu_local *loc, __u32 cpu,
 
 	*ret_pl = NULL;
 	*ret_fill = NULL;
-	if (!cset) {
-		in->flags |= owner_flags(cpu, 0);
+	if (!cset)
 		return;
-	}
 	g = bpf_map_lookup_elem(&placement_gen, &zero);
 	gen = g ? *(volatile __u64 *)g : 0;
 	/* The verifier allows no arithmetic on a kernel pointer (the slot
@@ -533,10 +486,9 @@ static __always_inline void who_comes_in(struct cpu_local *loc, __u32 cpu,
 		return;
 	}
 	in->cgid = btf ? cset_cgroup_id_btf(cset, cpuset_on_v2) : cset_cgroup_id(cset, cpuset_on_v2);
-	in->flags |= owner_flags(cpu, in->cgid);
 	if (!in->cgid)
 		return;
-	loc->fill_gen = gen;	/* before the lookups: see cg_cache */
+	loc->fill_gen = gen;	/* before the lookup: see cg_cache */
 	*ret_pl = bpf_map_lookup_elem(&placement, &in->cgid);
 	if (*ret_pl)
 		in->flags |= W_MANAGED;
@@ -584,7 +536,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		if (wait_from_map)
 			in.pid = TASK_READ(btf, next, pid);
 		if (!SKIP(IDENT))
-			who_comes_in(loc, cpu, next, now, btf, &in, &pl, &fill, &cset);
+			who_comes_in(loc, next, now, btf, &in, &pl, &fill, &cset);
 	}
 
 	cs->switches++;
@@ -594,9 +546,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		/* Still runnable = preempted (or yielded): waits again. */
 		runnable = preempt ||
 			   (!SKIP(STATE) && (btf ? task_state_btf(prev) : task_state(prev)) == 0);
-		if (wait_from_queued(btf)) {
-			wait = rs->run_delay;	/* taken at its switch-in */
-		} else if (!wait_from_map && !SKIP(DELAY)) {
+		if (!wait_from_map && !SKIP(DELAY)) {
 			wait = run_delay_of(prev, btf);
 			wait = wait > rs->run_delay ? wait - rs->run_delay : 0;
 		}
@@ -615,12 +565,12 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		fill->cgid = in.cgid;
 		fill->filled = now;
 		fill->gen = loc->fill_gen;
-		fill->flags = in.flags & W_CACHED;
+		fill->flags = in.flags & W_MANAGED;
 	}
 
 	in.ts = now;
 	if (!wait_from_map && !SKIP(DELAY) && !(in.flags & W_IDLE))
-		in.run_delay = wait_from_queued(btf) ? queued_wait(next, now) : run_delay_of(next, btf);
+		in.run_delay = run_delay_of(next, btf);
 	*rs = in;
 	return 0;
 }

@@ -8,7 +8,7 @@
 # makes a change seen at once. Also: the
 # run-queue clock the programs time runs with agrees with the kernel's own
 # run time of the tasks, and the run-queue wait they take from
-# sched_info.last_queued with the kernel's run_delay.
+# sched_info.run_delay with the kernel's own sum of it.
 #
 # The cgroup is a host cgroup of this test's own subtree (outside the
 # kubepods root, so the daemon never manages it); the test writes its
@@ -107,10 +107,10 @@ check "allowed on CPUs 0-1: no violation" test "$(cg_stat "$HID" violations)" = 
 # rq_clock_task) over at least a second of their run time; the two differ
 # by the runs not yet charged at either end (a few ms each) and by
 # stolen time, which only rq->clock includes.
-# The same window for the run-queue wait, which the programs take from
-# the incoming task's sched_info.last_queued (the two hogs wait about as
-# long as they run): against run_delay, the kernel's sum of the same
-# differences, it may differ only by the waits at either end.
+# The same window for the run-queue wait (the two hogs wait about as long
+# as they run), which the programs take from the growth of each task's
+# run_delay between its switch-in and its switch-out: against the tasks'
+# run_delay it may differ only by the waits at either end (seen: +4 %).
 b0=$(cg_stat "$HID" cpu_ns); k0=$(run_ns); bw0=$(cg_stat "$HID" rq_wait_ns); kw0=$(wait_ns)
 wait_for 30 run_ns_ge $((k0 + 1000000000))
 b1=$(cg_stat "$HID" cpu_ns); k1=$(run_ns); bw1=$(cg_stat "$HID" rq_wait_ns); kw1=$(wait_ns)
@@ -118,8 +118,8 @@ db=$((b1 - b0)); dk=$((k1 - k0)); dbw=$((bw1 - bw0)); dkw=$((kw1 - kw0))
 it_log "run time: BPF $db ns, kernel $dk ns; run-queue wait: BPF $dbw ns, kernel $dkw ns"
 check "run time on the run-queue clock within 5 % + 50 ms of the kernel's" \
 	awk -v b="$db" -v k="$dk" 'BEGIN { d = b - k; if (d < 0) d = -d; exit !(k >= 1e9 && d <= 0.05 * k + 5e7) }'
-check "run-queue wait within 5 % + 50 ms of the kernel's run_delay" \
-	awk -v b="$dbw" -v k="$dkw" 'BEGIN { d = b - k; if (d < 0) d = -d; exit !(k >= 5e8 && d <= 0.05 * k + 5e7) }'
+check "run-queue wait within 10 % + 50 ms of the kernel's run_delay" \
+	awk -v b="$dbw" -v k="$dkw" 'BEGIN { d = b - k; if (d < 0) d = -d; exit !(k >= 5e8 && d <= 0.1 * k + 5e7) }'
 
 placement_set "$HID" 1
 check "shrunk to CPU 0 under a cached entry: violation counted" wait_for 5 cg_stat_gt "$HID" violations 0

@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "maps/cpusetd.h"	/* before the skeleton: its rodata uses our types */
@@ -24,10 +22,6 @@ struct bpf_telemetry {
 	struct telemetry_bpf *skel;
 	bool all_tp_btf;
 	bool wait_from_map;
-	/* placement_gen[0], mmapped (NULL: not mapped): bumped after a
-	 * cpu_owner change, since the programs cache ownership with the
-	 * cgroup (cg_cache in bpf/telemetry.bpf.c). */
-	volatile uint64_t *gen;
 	/* cpu_owner as last written; `known` false until the first write,
 	 * so a reused pinned map is overwritten once in full. */
 	bool owner_known[CPUSETD_MAX_CPUS];
@@ -182,17 +176,6 @@ int bpf_telemetry_open(const struct bpf_telemetry_opts *opts, struct bpf_telemet
 		goto cleanup;
 	}
 
-	/* Without the mapping an owner change is seen when the cache's
-	 * entries expire by age (4 ms). */
-	if (opts->placement_gen_fd >= 0) {
-		t->gen = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
-			      MAP_SHARED, opts->placement_gen_fd, 0);
-		if (t->gen == MAP_FAILED) {
-			log_debug("telemetry: placement_gen mmap failed: %s", strerror(errno));
-			t->gen = NULL;
-		}
-	}
-
 	*ret = t;
 	return 0;
 
@@ -208,8 +191,6 @@ void bpf_telemetry_free(struct bpf_telemetry *t)
 	/* Detaches and closes; the placement fd closed here is libbpf's
 	 * duplicate, the original stays with bpf_events. */
 	telemetry_bpf__destroy(t->skel);
-	if (t->gen)
-		munmap((void *)t->gen, (size_t)sysconf(_SC_PAGESIZE));
 	free(t);
 }
 
@@ -237,9 +218,6 @@ static int set_owner(struct bpf_telemetry *t, uint32_t cpu, const struct cpusetd
 		return err;
 	t->owner[cpu] = v;
 	t->owner_known[cpu] = true;
-	/* After the write: a program that cached the old owner misses. */
-	if (t->gen)
-		__atomic_add_fetch(t->gen, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 

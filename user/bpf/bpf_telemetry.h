@@ -33,9 +33,8 @@ struct bpf_telemetry_opts {
 	int placement_fd;
 	/*
 	 * Its generation map (bpf_events_placement_gen_fd): the per-CPU
-	 * cgroup cache drops an answer once the placement map or cpu_owner
-	 * changed (bpf_telemetry_set_owners bumps it too). < 0: not shared;
-	 * cached answers then age out (4 ms) instead.
+	 * cgroup cache drops an answer once the placement map changed. < 0:
+	 * not shared; cached answers then age out (4 ms) instead.
 	 */
 	int placement_gen_fd;
 	/*
@@ -87,8 +86,7 @@ const char *bpf_telemetry_wait_source(const struct bpf_telemetry *t);
  * owners[] (cgroup_id 0 = not exclusive: a pool CPU); CPU ids from n_cpus
  * up are set to "no owner". Only entries that differ from what this
  * object wrote last are written, so calling it after every placement
- * change costs a memcmp per CPU; each write bumps placement_gen, since
- * the programs cache a CPU's owner with the cgroup. Returns 0, -EINVAL (n_cpus too big), or
+ * change costs a memcmp per CPU. Returns 0, -EINVAL (n_cpus too big), or
  * the -errno of the first map update that failed (later ones are still
  * tried; the failed ones are retried on the next call).
  */
