@@ -77,9 +77,19 @@ LIB_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 CTL_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(CTL_SRCS))
 TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
+# Benchmark-only BPF objects, loaded by build/bench-bpf-load for
+# tools/bench-telemetry.sh: the empty sched_switch program (the floor),
+# and the telemetry with parts of its switch path left out, NAME:TEL_SKIP
+# (the bits are in bpf/telemetry.bpf.c).
+TEL_VARIANTS := full:0 no-clock:0x01 no-flags:0x02 no-ident:0x04 no-cache:0x08 \
+	no-state:0x10 no-delay:0x20 no-run:0x40 no-in:0x80 skeleton:0xff
+BENCH_BPF := $(OUT)/bench/empty.bpf.o \
+	$(foreach v,$(TEL_VARIANTS),$(OUT)/bench/telemetry-$(firstword $(subst :, ,$(v))).bpf.o)
+
 .PHONY: all check check-stress unit integration vm-check demo bench bench-telemetry install clean \
 	help deps fuzz fuzz-build FORCE man uninstall deb
-all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(OUT)/nri-probe $(OUT)/bench-nri $(OUT)/nri-runtime $(TESTS)
+all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(OUT)/nri-probe $(OUT)/bench-nri $(OUT)/nri-runtime $(TESTS) \
+	$(OUT)/bench-bpf-load $(BENCH_BPF)
 
 $(OUT)/vmlinux.h:
 	$(call msg,GEN,$@)
@@ -93,6 +103,15 @@ endif
 $(OUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h maps/cpusetd.h $(OUT)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/bench/empty.bpf.o: tools/bench-empty.bpf.c $(OUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(OUT)/bench/telemetry-%.bpf.o: bpf/telemetry.bpf.c bpf/*.h maps/cpusetd.h $(OUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DTEL_SKIP=$(word 2,$(subst :, ,$(filter $*:%,$(TEL_VARIANTS)))) -c $< -o $@
 
 # Both outputs of one protoc-c run (a pattern rule with two targets is
 # one recipe for both).
@@ -151,6 +170,10 @@ $(OUT)/bench-resize: $(OUT)/obj/tools/bench-resize.o $(OUT)/libcpusetd.a
 $(OUT)/bench-alloc: $(OUT)/obj/tools/bench-alloc.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
+
+$(OUT)/bench-bpf-load: $(OUT)/obj/tools/bench-bpf-load.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ -lbpf -lelf -lz
 
 # The NRI wire layer as a stand-alone logging plugin, for trying it on a
 # real containerd and capturing fixtures (tests/nri/nri_probe.c).

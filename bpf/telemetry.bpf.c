@@ -58,6 +58,27 @@ const volatile bool wait_from_map = false;	/* no run_delay: use `waits` */
 const volatile bool clock_ktime = false;	/* bpf_ktime_get_ns(), not rq->clock */
 const volatile __u64 cache_ttl_ns = 4ULL * 1000 * 1000;	/* see cg_cache; 4 ms */
 
+/*
+ * Benchmark knobs: TEL_SKIP is a mask of parts of the sched_switch path
+ * left out, for the variants tools/bench-telemetry.sh weighs against an
+ * empty program (build/bench/telemetry-*.bpf.o, Makefile TEL_VARIANTS;
+ * BENCHMARKS.md "BPF telemetry overhead"). The daemon's object is built
+ * with 0, and the compiler drops every test. A variant's figures are
+ * wrong by design; only its cost means something.
+ */
+#ifndef TEL_SKIP
+#define TEL_SKIP 0
+#endif
+#define TEL_SKIP_CLOCK	0x01	/* rq->clock: now = the last switch + 1 us */
+#define TEL_SKIP_FLAGS	0x02	/* next->flags (idle, kthread) */
+#define TEL_SKIP_IDENT	0x04	/* next's cgroup: css_set, cache, walk, placement */
+#define TEL_SKIP_CACHE	0x08	/* the cgroup cache: walk + lookup every switch */
+#define TEL_SKIP_STATE	0x10	/* prev->__state: runnable = preempt */
+#define TEL_SKIP_DELAY	0x20	/* sched_info.run_delay of prev and next */
+#define TEL_SKIP_RUN	0x40	/* charge_run(): cpu_owner, cgroup_stats, foreign */
+#define TEL_SKIP_IN	0x80	/* charge_in(): the placement check */
+#define SKIP(part)	((TEL_SKIP) & TEL_SKIP_##part)
+
 /* Template for a new cgroup_stats entry (a 280-byte zero struct does not
  * belong on the 512-byte BPF stack). */
 const struct cpusetd_cgroup_stats zero_cgroup_stats = {};
@@ -458,7 +479,8 @@ static __always_inline void who_comes_in(struct cpu_local *loc, struct task_stru
 	*(volatile __u64 *)&loc->cset_bits = (__u64)cset;
 	*ret_cset = *(volatile __u64 *)&loc->cset_bits;
 	e = cache_slot(loc, *ret_cset);
-	if (e->cset == *ret_cset && e->gen == gen && now - e->filled < cache_ttl_ns) {
+	if (!SKIP(CACHE) && e->cset == *ret_cset && e->gen == gen &&
+	    now - e->filled < cache_ttl_ns) {
 		in->cgid = e->cgid;
 		in->flags |= e->flags;
 		return;
@@ -498,14 +520,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	if (!cs || !loc)
 		return 0;
 	rs = &loc->cur;
-	now = clock_now(prev, btf);
+	now = SKIP(CLOCK) ? rs->ts + 1000 : clock_now(prev, btf);
 	if (!now)
 		return 0;
 
 	/* The idle task is told by PF_IDLE, as is_idle_task() does, not by
 	 * pid 0: flags shares a line the scheduler has just used, pid does
 	 * not, and the pid is needed only for the wait timestamps. */
-	pf = TASK_READ(btf, next, flags);
+	pf = SKIP(FLAGS) ? 0 : TASK_READ(btf, next, flags);
 	if (pf & PF_IDLE_FLAG) {
 		in.flags = W_IDLE;
 	} else {
@@ -513,7 +535,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			in.flags = W_KTHREAD;
 		if (wait_from_map)
 			in.pid = TASK_READ(btf, next, pid);
-		who_comes_in(loc, next, now, btf, &in, &pl, &fill, &cset);
+		if (!SKIP(IDENT))
+			who_comes_in(loc, next, now, btf, &in, &pl, &fill, &cset);
 	}
 
 	cs->switches++;
@@ -521,12 +544,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		__u64 wait = 0;
 
 		/* Still runnable = preempted (or yielded): waits again. */
-		runnable = preempt || (btf ? task_state_btf(prev) : task_state(prev)) == 0;
-		if (!wait_from_map) {
+		runnable = preempt ||
+			   (!SKIP(STATE) && (btf ? task_state_btf(prev) : task_state(prev)) == 0);
+		if (!wait_from_map && !SKIP(DELAY)) {
 			wait = run_delay_of(prev, btf);
 			wait = wait > rs->run_delay ? wait - rs->run_delay : 0;
 		}
-		charge_run(cpu, cs, rs, now - rs->ts, wait, runnable, in.cgid);
+		if (!SKIP(RUN))
+			charge_run(cpu, cs, rs, now - rs->ts, wait, runnable, in.cgid);
 		if (runnable) {
 			cs->preemptions++;
 			if (wait_from_map)
@@ -535,7 +560,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		if (!(in.flags & W_IDLE) && in.cgid != rs->cgid)
 			cs->cross_switches++;
 	}
-	if (!(in.flags & W_IDLE) && !charge_in(cpu, cs, &in, pl, now) && fill) {
+	if (!(in.flags & W_IDLE) && (SKIP(IN) || !charge_in(cpu, cs, &in, pl, now)) && fill) {
 		fill->cset = cset;
 		fill->cgid = in.cgid;
 		fill->filled = now;
@@ -544,7 +569,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	}
 
 	in.ts = now;
-	if (!wait_from_map && !(in.flags & W_IDLE))
+	if (!wait_from_map && !SKIP(DELAY) && !(in.flags & W_IDLE))
 		in.run_delay = run_delay_of(next, btf);
 	*rs = in;
 	return 0;

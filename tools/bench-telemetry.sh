@@ -22,7 +22,19 @@
 #    with as many of the BENCH_BEFORE daemon) and kernel.bpf_stats_enabled=1
 #    (restored after): run_time_ns / run_cnt of each program the daemon
 #    loaded, from bpftool; the median over the runs and its spread. bpf_stats adds two clock reads of its own to every run, so the
-#    throughput rounds run without it. Also the sum of every program's
+#    throughput rounds run without it.
+#    In each of these runs an empty tp_btf/sched_switch program
+#    (tools/bench-empty.bpf.c, loaded by build/bench-bpf-load) is attached
+#    beside the daemon's: the floor any sched_switch program pays here.
+#    The target figure is the ratio telemetry/empty, taken within each run
+#    (same load, same bpf_stats), printed as the median over the runs with
+#    its spread; absolute ns move with the host, the ratio much less.
+#    BENCH_VARIANTS="all" (or names: full no-clock no-ident ...) adds, in
+#    the same rotation, one run per variant and round of
+#    build/bench/telemetry-NAME.bpf.o: the telemetry's switch program with
+#    one part left out (TEL_SKIP in bpf/telemetry.bpf.c, the list in the
+#    Makefile's TEL_VARIANTS), loaded alone beside the empty program, no
+#    daemon: where the cost goes. Also the sum of every program's
 #    run time over the load's CPU time (wall time x CPUs): the share of
 #    the machine the programs' own work took, a figure the round-to-round
 #    noise of the throughput ratios cannot blur (it leaves out what the
@@ -43,6 +55,8 @@
 #                               minutes after a hackbench run, this does not
 #   BENCH_GROUPS, BENCH_LOOPS   hackbench -g/-l (default 4 and 1500)
 #   BENCH_BEFORE=DIR            the "old" arm (see 1.)
+#   BENCH_VARIANTS=all|NAMES    the variants' runs (see 2.)
+#   ROUNDS=0                    no throughput rounds (only the bpf_stats runs)
 # Needs root. Touches no cgroup: the daemon gets a kubepods root that does
 # not exist, so it places nothing and only its BPF programs run.
 set -u
@@ -58,7 +72,17 @@ loops=${BENCH_LOOPS:-1500}
 cd "$(dirname "$0")/.." || exit 1
 [ "$(id -u)" = 0 ] || { echo "bench-telemetry: needs root" >&2; exit 1; }
 [ -x "$out/cpusetd" ] || { echo "bench-telemetry: $out/cpusetd not built" >&2; exit 1; }
-[ "$rounds" -ge 1 ] 2>/dev/null || { echo "bench-telemetry: ROUNDS must be >= 1" >&2; exit 1; }
+[ "$rounds" -ge 0 ] 2>/dev/null || { echo "bench-telemetry: ROUNDS must be >= 0" >&2; exit 1; }
+[ -x "$out/bench-bpf-load" ] && [ -f "$out/bench/empty.bpf.o" ] ||
+	{ echo "bench-telemetry: $out/bench-bpf-load or $out/bench/empty.bpf.o not built" >&2; exit 1; }
+variants=${BENCH_VARIANTS:-}
+if [ "$variants" = all ]; then
+	variants=$(cd "$out/bench" && ls telemetry-*.bpf.o | sed 's/^telemetry-//; s/\.bpf\.o$//' | tr '\n' ' ')
+fi
+for v in $variants; do
+	[ -f "$out/bench/telemetry-$v.bpf.o" ] ||
+		{ echo "bench-telemetry: no variant $v ($out/bench/telemetry-$v.bpf.o)" >&2; exit 1; }
+done
 before_dir=${BENCH_BEFORE:-}
 [ -z "$before_dir" ] || [ -x "$before_dir/cpusetd" ] ||
 	{ echo "bench-telemetry: $before_dir/cpusetd not built" >&2; exit 1; }
@@ -68,7 +92,9 @@ pin=/sys/fs/bpf/cpusetd-bench-tel-$$	# not the node's pin dir
 stats_old=$(cat /proc/sys/kernel/bpf_stats_enabled)
 stress=
 . tools/bench-lib.sh
+LOADERS=()
 cleanup() {
+	loaders_off
 	bench_daemon_off
 	if [ -n "$stress" ]; then
 		kill "$stress" 2>/dev/null
@@ -116,25 +142,90 @@ arm() {
 	esac
 }
 
-# costs NAME BUILD_DIR: one run of that build's daemon with bpf_stats on;
-# appends "program runs ns/run" of each of its programs to $work/costs.NAME.
-# Its programs are the ones loaded after this point (ids only grow).
+# loader_on ARGS...: build/bench-bpf-load ARGS in the background, once
+# its programs are attached (5 s at most, else the script exits).
+loader_on() {
+	local log="$work/loader.${#LOADERS[@]}"
+	"$out/bench-bpf-load" "$@" >"$log" 2>&1 &
+	LOADERS+=($!)
+	for _ in $(seq 250); do
+		grep -q attached "$log" && return 0
+		sleep 0.02
+	done
+	echo "bench-telemetry: bench-bpf-load $* did not attach:" >&2
+	cat "$log" >&2
+	exit 1
+}
+# loaders_off: stops every loader (safe when none runs).
+loaders_off() {
+	local p
+	for p in "${LOADERS[@]}"; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	LOADERS=()
+}
+
+# record NAME FIRST SECS: after a bpf_stats run, appends "program runs
+# ns/run" of each program with an id above FIRST to $work/costs.NAME, the
+# sched_switch program's ns/run over the empty one's to $work/ratio.NAME,
+# and the share of the load's CPU time (SECS of wall time on every CPU)
+# that the programs but the empty one took to $work/share.NAME.
+record() {
+	local j
+	j=$(bpftool prog show -j | jq -c --argjson b "$2" '[.[] | select(.id > $b and .run_cnt > 0)]')
+	jq -r '.[] | "\(.name) \(.run_cnt) \(.run_time_ns / .run_cnt | floor)"' <<<"$j" >>"$work/costs.$1"
+	jq -r '([.[] | select(.name == "switch_btf" or .name == "switch_raw")][0]) as $t
+		| ([.[] | select(.name == "empty_switch")][0]) as $e
+		| if $t and $e then ($t.run_time_ns / $t.run_cnt) / ($e.run_time_ns / $e.run_cnt)
+		  else empty end' <<<"$j" >>"$work/ratio.$1"
+	jq -r --arg s "$3" --argjson n "$(nproc)" '
+		[.[] | select(.name != "empty_switch") | .run_time_ns] | add // 0
+		| . / (($s | tonumber) * 1e9 * $n) * 100' <<<"$j" >>"$work/share.$1"
+}
+
+# costs NAME BUILD_DIR: one run of that build's daemon with bpf_stats on
+# and the empty program beside it (see record). Its programs are the ones
+# loaded after this point (ids only grow).
 costs() {
 	local first secs
 	first=$(bpftool prog show -j | jq '[.[].id] | max // 0')
 	sysctl -q kernel.bpf_stats_enabled=1
+	loader_on "$out/bench/empty.bpf.o"
 	out=$2 daemon_on
 	secs=$(load_s)
-	bpftool prog show -j | jq -r --argjson b "$first" '
-		.[] | select(.id > $b and .run_cnt > 0)
-		| "\(.name) \(.run_cnt) \(.run_time_ns / .run_cnt | floor)"' >>"$work/costs.$1"
-	# The programs' whole run time against the CPU time the load had
-	# (its wall time on every CPU): the share their own work took.
-	bpftool prog show -j | jq -r --argjson b "$first" --arg s "$secs" --argjson n "$(nproc)" '
-		[.[] | select(.id > $b and .run_cnt > 0) | .run_time_ns] | add // 0
-		| . / (($s | tonumber) * 1e9 * $n) * 100' >>"$work/share.$1"
+	record "$1" "$first" "$secs"
 	daemon_off
+	loaders_off
 	sysctl -q kernel.bpf_stats_enabled=0
+}
+
+# variant NAME: one bpf_stats run of build/bench/telemetry-NAME.bpf.o's
+# switch program beside the empty one, no daemon; into costs.var-NAME.
+variant() {
+	local first secs
+	first=$(bpftool prog show -j | jq '[.[].id] | max // 0')
+	sysctl -q kernel.bpf_stats_enabled=1
+	loader_on "$out/bench/empty.bpf.o"
+	loader_on -p switch_btf "$out/bench/telemetry-$1.bpf.o"
+	secs=$(load_s)
+	record "var-$1" "$first" "$secs"
+	loaders_off
+	sysctl -q kernel.bpf_stats_enabled=0
+}
+
+# ratio_line LABEL NAME: the median of the per-run ratios and their spread.
+ratio_line() {
+	[ -s "$work/ratio.$2" ] || { echo "$1: no ratio (no run had both programs)"; return; }
+	printf '%s: %.2fx (%.2f-%.2f over %d runs)\n' "$1" "$(median <"$work/ratio.$2")" \
+		"$(sort -g "$work/ratio.$2" | head -1)" "$(sort -g "$work/ratio.$2" | tail -1)" \
+		"$(wc -l <"$work/ratio.$2")"
+}
+
+# ns_of NAME PROG: "median (min-max)" of PROG's ns/run over NAME's runs.
+ns_of() {
+	awk -v p="$2" '$1 == p { print $3 }' "$work/costs.$1" | sort -n |
+		awk '{ a[NR] = $1 } END { if (NR) printf "%d (%d-%d)", a[int((NR + 1) / 2)], a[1], a[NR] }'
 }
 
 # costs_report NAME: per program, the median ns/run over the runs, its
@@ -193,9 +284,19 @@ for i in $(seq 0 $((rounds - 1))); do
 	done
 done
 
-for _ in $(seq "${BENCH_STATS_RUNS:-5}"); do
-	costs new "$out"
-	[ -n "$before_dir" ] && costs old "$before_dir"
+stats_arms=(new)
+[ -n "$before_dir" ] && stats_arms+=(old)
+for v in $variants; do stats_arms+=("var-$v"); done
+m=${#stats_arms[@]}
+for i in $(seq 0 $((${BENCH_STATS_RUNS:-5} - 1))); do
+	for j in $(seq 0 $((m - 1))); do
+		a=${stats_arms[$(((i + j) % m))]}
+		case $a in
+		new) costs new "$out" ;;
+		old) costs old "$before_dir" ;;
+		var-*) variant "${a#var-}" ;;
+		esac
+	done
 done
 sysctl -q kernel.bpf_stats_enabled="$stats_old"
 
@@ -218,16 +319,19 @@ ratio() {
 }
 echo "load: $load, $rounds rounds of each arm, order rotating; $(nproc) CPUs, $(uname -r)"
 echo "beside it: $([ "$loaded" = 1 ] && echo "stress-ng --cpu 2 (LOADED figure)" || echo "nothing of ours (quiet figure)")"
-side none "no daemon:"
-side notel "daemon without telemetry:"
-side tel "daemon with telemetry:"
-ratio "telemetry (with/without, daemon in both)" notel tel
-ratio "daemon (with/none)" none tel
-if [ -n "$before_dir" ]; then
-	side old "daemon, telemetry of BENCH_BEFORE:"
-	ratio "earlier telemetry (with/without)" notel old
+if [ "$rounds" -ge 1 ]; then
+	side none "no daemon:"
+	side notel "daemon without telemetry:"
+	side tel "daemon with telemetry:"
+	ratio "telemetry (with/without, daemon in both)" notel tel
+	ratio "daemon (with/none)" none tel
+	if [ -n "$before_dir" ]; then
+		side old "daemon, telemetry of BENCH_BEFORE:"
+		ratio "earlier telemetry (with/without)" notel old
+	fi
 fi
-echo "per-program cost, ${BENCH_STATS_RUNS:-5} more runs with kernel.bpf_stats_enabled=1 (run_time_ns / run_cnt):"
+echo "per-program cost, ${BENCH_STATS_RUNS:-5} more runs with kernel.bpf_stats_enabled=1 (run_time_ns / run_cnt),"
+echo "empty_switch = an empty tp_btf/sched_switch program attached beside in the same runs:"
 costs_report new
 printf "programs' run time / the load's CPU time (wall x %d CPUs): median %.2f %% (%s-%s), bpf_stats' own clock reads included\n" \
 	"$(nproc)" "$(median <"$work/share.new")" "$(sort -g "$work/share.new" | head -1 | xargs printf %.2f)" \
@@ -236,6 +340,16 @@ if [ -n "$before_dir" ]; then
 	echo "per-program cost of $before_dir/cpusetd, the same way (runs alternating with the above):"
 	costs_report old
 fi
+if [ -n "$variants" ]; then
+	echo "variants of the switch program (build/bench/telemetry-NAME.bpf.o, alone beside the empty one), ns/run median (min-max):"
+	printf '  %-12s %-18s %-18s %s\n' variant ns/run "empty ns/run" "ratio to empty, median (min-max)"
+	for v in $variants; do
+		printf '  %-12s %-18s %-18s %s\n' "$v" "$(ns_of "var-$v" switch_btf)" \
+			"$(ns_of "var-$v" empty_switch)" "$(ratio_line x "var-$v" | sed 's/^x: //')"
+	done
+fi
+ratio_line "telemetry/empty" new
+[ -n "$before_dir" ] && ratio_line "telemetry/empty of BENCH_BEFORE" old
 echo "loadavg before: $load_before   after: $load_after"
 awk -v b="$((busy1 - busy0))" -v s="$((self1 - self0))" -v st="$((steal1 - steal0))" \
 	-v hz="$(getconf CLK_TCK)" -v ns="$((t1 - t0))" 'BEGIN {

@@ -7,7 +7,8 @@
 # that lifetime stretched, a bump of the placement generation is what
 # makes a change seen at once. Also: the
 # run-queue clock the programs time runs with agrees with the kernel's own
-# run time of the tasks.
+# run time of the tasks, and the run-queue wait they take from
+# sched_info.run_delay with the kernel's own sum of it.
 #
 # The cgroup is a host cgroup of this test's own subtree (outside the
 # kubepods root, so the daemon never manages it); the test writes its
@@ -64,6 +65,14 @@ run_ns() {
 	echo "$sum"
 }
 run_ns_ge() { [ "$(run_ns)" -ge "$1" ]; }
+# wait_ns: their run-queue wait (ns, /proc/PID/schedstat field 2), summed.
+wait_ns() {
+	local t sum=0 ns wait
+	for t in $(cat "$HOST/tasks"); do
+		read -r ns wait _ <"/proc/$t/schedstat" 2>/dev/null && sum=$((sum + wait))
+	done
+	echo "$sum"
+}
 
 # The hogs go before it_cleanup removes their cgroup.
 stop_hogs() {
@@ -98,13 +107,19 @@ check "allowed on CPUs 0-1: no violation" test "$(cg_stat "$HID" violations)" = 
 # rq_clock_task) over at least a second of their run time; the two differ
 # by the runs not yet charged at either end (a few ms each) and by
 # stolen time, which only rq->clock includes.
-b0=$(cg_stat "$HID" cpu_ns); k0=$(run_ns)
+# The same window for the run-queue wait (the two hogs wait about as long
+# as they run), which the programs take from the growth of each task's
+# run_delay between its switch-in and its switch-out: against the tasks'
+# run_delay it may differ only by the waits at either end (seen: +4 %).
+b0=$(cg_stat "$HID" cpu_ns); k0=$(run_ns); bw0=$(cg_stat "$HID" rq_wait_ns); kw0=$(wait_ns)
 wait_for 30 run_ns_ge $((k0 + 1000000000))
-b1=$(cg_stat "$HID" cpu_ns); k1=$(run_ns)
-db=$((b1 - b0)); dk=$((k1 - k0))
-it_log "run time: BPF $db ns, kernel $dk ns"
+b1=$(cg_stat "$HID" cpu_ns); k1=$(run_ns); bw1=$(cg_stat "$HID" rq_wait_ns); kw1=$(wait_ns)
+db=$((b1 - b0)); dk=$((k1 - k0)); dbw=$((bw1 - bw0)); dkw=$((kw1 - kw0))
+it_log "run time: BPF $db ns, kernel $dk ns; run-queue wait: BPF $dbw ns, kernel $dkw ns"
 check "run time on the run-queue clock within 5 % + 50 ms of the kernel's" \
 	awk -v b="$db" -v k="$dk" 'BEGIN { d = b - k; if (d < 0) d = -d; exit !(k >= 1e9 && d <= 0.05 * k + 5e7) }'
+check "run-queue wait within 10 % + 50 ms of the kernel's run_delay" \
+	awk -v b="$dbw" -v k="$dkw" 'BEGIN { d = b - k; if (d < 0) d = -d; exit !(k >= 5e8 && d <= 0.1 * k + 5e7) }'
 
 placement_set "$HID" 1
 check "shrunk to CPU 0 under a cached entry: violation counted" wait_for 5 cg_stat_gt "$HID" violations 0
