@@ -210,6 +210,7 @@ static json_object *writers_obj(const struct snapshot *s)
 static json_object *convergence_obj(const struct snapshot *s)
 {
 	json_object *o = json_object_new_object(), *recent = json_object_new_array();
+	json_object *phases = NULL;
 	uint64_t n = s->conv_count < s->conv_ring_len ? s->conv_count : s->conv_ring_len;
 
 	for (uint64_t i = s->conv_count - n; i < s->conv_count; i++)
@@ -218,6 +219,21 @@ static json_object *convergence_obj(const struct snapshot *s)
 	add(o, "last_ns", json_object_new_uint64(
 		s->conv_count ? s->conv_ring[(s->conv_count - 1) % s->conv_ring_len] : 0));
 	add(o, "recent_ns", recent);
+	/* each phase's share of the same samples (snapshot.h), same order */
+	for (int p = 0; p < CONV_PHASE__COUNT && s->conv_phase_ring[p]; p++) {
+		json_object *a = json_object_new_array();
+		char key[32];
+
+		for (uint64_t i = s->conv_count - n; i < s->conv_count; i++)
+			json_object_array_add(a, json_object_new_uint64(
+				s->conv_phase_ring[p][i % s->conv_ring_len]));
+		if (!phases)
+			phases = json_object_new_object();
+		snprintf(key, sizeof(key), "%s_ns", conv_phase_names[p]);
+		add(phases, key, a);
+	}
+	if (phases)
+		add(o, "phases", phases);
 	return o;
 }
 

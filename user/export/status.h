@@ -80,7 +80,10 @@
  *                "placement_map_errors": N, "placement_map_pruned": N, ...},
  *   "foreign_writers": {"<comm>": N, ...}  (the first 16 comms, then "other"),
  *   "convergence": {"count": N, "last_ns": N,
- *                   "recent_ns": [N, ...]}   (newest last, at most 1024)
+ *                   "recent_ns": [N, ...],   (newest last, at most 1024)
+ *                   "phases": {"wakeup_ns": [N, ...], "plan_ns": [...],
+ *                              "writes_ns": [...], "finish_ns": [...]}}
+ *                   (each sample's phases, same order: snapshot.h)
  * }
  * Liveness: the daemon rewrites the file at least every export_interval
  * seconds even when nothing changed, so "heartbeat" keeps moving while it
