@@ -116,6 +116,18 @@ static void get(const char *path, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
+/* As get, "" when path cannot be read. */
+static void get_opt(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
 /* mkdir in the cpuset hierarchy with cpus/mems copied from the parent
  * (v1 children start empty and cannot take tasks). */
 static void copy_from_parent(const char *dir, const char *file)
@@ -333,12 +345,15 @@ static void wait_idle(const struct bench *b)
 {
 	static bool blind;
 	uint64_t deadline = now_ns() + 1000000000ULL;
-	char p[64], w[64];
+	char p[64], w[64], kids[96], c[64];
 
 	snprintf(p, sizeof(p), "/proc/%d/wchan", (int)b->daemon);
+	snprintf(kids, sizeof(kids), "/proc/%d/task/%d/children", (int)b->daemon, (int)b->daemon);
 	while (!blind) {
 		get(p, w, sizeof(w));
-		if (strcmp(w, "do_epoll_wait") == 0)
+		/* idle: in epoll_wait, and no export child writing (a daemon
+		 * that forks its exports, user/daemon/export_writer.h) */
+		if (strcmp(w, "do_epoll_wait") == 0 && (get_opt(kids, c, sizeof(c)), !c[0]))
 			return;
 		if (now_ns() > deadline) {
 			fprintf(stderr, "bench-resize: cannot see the daemon idle (%s: '%s'); "

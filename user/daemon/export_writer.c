@@ -18,6 +18,7 @@
 
 struct export_writer {
 	pid_t pid;			/* the running child; 0 = none */
+	uint64_t fork_ns;		/* its fork()'s time in the parent */
 	int pidfd;			/* its pidfd; -1 = none */
 	struct export_result *shared;	/* MAP_SHARED: the child writes it */
 };
@@ -74,11 +75,13 @@ int export_writer_start(struct export_writer *w, export_job_fn fn, void *ctx)
 	if (w->pid > 0)
 		return -EBUSY;
 	memset(w->shared, 0, sizeof(*w->shared));
+	w->fork_ns = clock_ns(CLOCK_MONOTONIC);
 	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
 		child(w, fn, ctx);
+	w->fork_ns = clock_ns(CLOCK_MONOTONIC) - w->fork_ns;
 	fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (fd < 0) {
 		/* a kernel without pidfds (< 5.3): wait for this one here */
@@ -104,6 +107,7 @@ int export_writer_reap(struct export_writer *w, unsigned wait_ms, struct export_
 	while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	*ret = *w->shared;
+	ret->fork_ns = w->fork_ns;
 	close(w->pidfd);
 	w->pidfd = -1;
 	w->pid = 0;

@@ -38,6 +38,7 @@ struct export_result {
 	int prom;		/* export_textfile_write's; 0 when not run */
 	int status;		/* status_write_files's; 0 when not run */
 	uint64_t took_ns;	/* the child's time from fork to done (CLOCK_MONOTONIC) */
+	uint64_t fork_ns;	/* the loop's time in fork(): what the export costs it */
 	bool done;		/* the child got to the end (else it died) */
 };
 
