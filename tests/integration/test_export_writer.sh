@@ -21,7 +21,8 @@ thaw() { fsfreeze -u "$FROZEN" 2>/dev/null; }
 cleanup() {
 	thaw
 	daemon_stop
-	umount "$FROZEN" 2>/dev/null
+	# a killed writer dies only once thawed, and holds the fs until then
+	wait_for 10 umount "$FROZEN" || umount -l "$FROZEN"
 	it_cleanup
 }
 trap cleanup EXIT
@@ -39,6 +40,13 @@ kind_of() {
 kind_is() { [ "$(kind_of "$1")" = "$2" ]; }
 # children_are N: the daemon has N export children.
 children_are() { [ "$(pgrep -P "$IT_DAEMON" -x cpusetd | wc -l)" = "$1" ]; }
+# stuck_child: the daemon's one export child sleeps uninterruptibly (D),
+# in the frozen filesystem's write path
+stuck_child() {
+	local p
+	p=$(pgrep -P "$IT_DAEMON" -x cpusetd) && [ "$(wc -w <<<"$p")" = 1 ] &&
+		[ "$(awk '{print $3}' "/proc/$p/stat")" = D ]
+}
 
 pod_start s1 burstable 500
 daemon_start "$ROOT" --textfile "$PROM" --export-interval 1
@@ -48,7 +56,7 @@ check "status.json lists s1" wait_for 5 kind_is s1 shared
 fsfreeze -f "$FROZEN"
 # the next heartbeat (1 s) starts an export that blocks on the frozen fs
 check "an export child is stuck on the frozen filesystem" \
-	wait_for 5 children_are 1
+	wait_for 5 stuck_child
 t0=${EPOCHREALTIME/./}
 pod_start g1 guaranteed 1000
 check "an integer pod is placed while the export is stuck" wait_for 5 allowed_is g1 app 0
@@ -74,7 +82,7 @@ check "the .prom file is written again" \
 # A stop while the export is stuck: the writer gets EXPORT_STOP_WAIT_MS
 # (5 s), then is killed; the daemon exits.
 fsfreeze -f "$FROZEN"
-wait_for 5 children_are 1
+wait_for 5 stuck_child
 kill -TERM "$IT_DAEMON"
 check "a stop with a stuck export ends within 10 s" wait_for 10 bash -c "! kill -0 $IT_DAEMON"
 thaw	# a daemon that wrote on the loop is stuck until now

@@ -19,9 +19,8 @@
  * which carries the state as it is then: nothing is lost, at most
  * delayed by one export. The child runs SCHED_OTHER (the loop may be
  * SCHED_FIFO), logs nothing (the loop logs its results), and leaves with
- * _exit. Known limit: it holds copies of the daemon's fds (the NRI
- * socket, the instance lock) for its short life; a stuck child holds
- * them until it is killed (export_writer_free).
+ * _exit. It holds copies of the daemon's other fds for its short life
+ * (the job closes those that others wait on: the daemon's export_child).
  */
 #ifndef CPUSETD_EXPORT_WRITER_H
 #define CPUSETD_EXPORT_WRITER_H

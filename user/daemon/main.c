@@ -574,6 +574,24 @@ static void export_job(void *ctx, struct export_result *ret)
 						 d->job.changed);
 }
 
+/* The export child: its copies of the fds whose close others wait for go
+ * first (the instance lock, LOCK_NB: a restart after a kill -9 must not
+ * find it held by a child; the NRI connection: the runtime sees our
+ * close), then the export. */
+static void export_child(void *ctx, struct export_result *ret)
+{
+	const struct daemon *d = ctx;
+	int nri_fd = daemon_nri_fd(d->nri);
+
+	if (d->lock.state_fd >= 0)
+		close(d->lock.state_fd);
+	if (d->lock.pin_fd >= 0)
+		close(d->lock.pin_fd);
+	if (nri_fd >= 0)
+		close(nri_fd);
+	export_job(ctx, ret);
+}
+
 /* The loop's side of a finished export: each result logged once. A child
  * that died mid-way has its files written again at the next turn. */
 static void export_finished(struct daemon *d, const struct export_result *res)
@@ -633,7 +651,7 @@ static void write_status(struct daemon *d, bool inline_)
 	d->job.status = status_due(s->dirty, &d->beat);
 	d->job.changed = d->job.status && status_begin(s, &d->beat);
 	if (!inline_)
-		r = export_writer_start(d->xw, export_job, d);
+		r = export_writer_start(d->xw, export_child, d);
 	if (r == 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = export_writer_fd(d->xw) };
 
