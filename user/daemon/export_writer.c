@@ -52,15 +52,36 @@ int export_writer_fd(const struct export_writer *w)
 	return w ? w->pidfd : -1;
 }
 
-/* The child: drop to SCHED_OTHER (the loop's SCHED_FIFO, inherited, would
- * let a long export hold a CPU against everything but the loop), do the
- * job, leave without atexit handlers or stdio flushes of the parent's. */
+/*
+ * The child's scheduling: one real-time priority below the loop's, so the
+ * loop preempts it the moment an event comes, while the node's normal
+ * load does not stretch its life (every page the loop writes while a
+ * child lives is copied: a child starved for hundreds of ms beside busy
+ * workers made the loop pay that). SCHED_OTHER when the loop is not
+ * real-time or has no priority below it.
+ */
+static void child_sched(void)
+{
+	int pol = sched_getscheduler(0);
+	struct sched_param sp = { 0 };
+
+	if ((pol == SCHED_FIFO || pol == SCHED_RR) && sched_getparam(0, &sp) == 0 &&
+	    sp.sched_priority > 1) {
+		sp.sched_priority--;
+		sched_setscheduler(0, pol, &sp);
+		return;
+	}
+	sp.sched_priority = 0;
+	sched_setscheduler(0, SCHED_OTHER, &sp);
+}
+
+/* The child: its scheduling, the job, and out without atexit handlers or
+ * stdio flushes of the parent's. */
 static void child(struct export_writer *w, export_job_fn fn, void *ctx)
 {
-	struct sched_param sp = { 0 };
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
 
-	sched_setscheduler(0, SCHED_OTHER, &sp);
+	child_sched();
 	fn(ctx, w->shared);
 	w->shared->took_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 	w->shared->done = true;

@@ -17,8 +17,8 @@
  * loop collects its results (export_writer_reap). An export that falls
  * due meanwhile waits for the child and is coalesced into the next one,
  * which carries the state as it is then: nothing is lost, at most
- * delayed by one export. The child runs SCHED_OTHER (the loop may be
- * SCHED_FIFO), logs nothing (the loop logs its results), and leaves with
+ * delayed by one export. The child runs one real-time priority below
+ * the loop (SCHED_OTHER when the loop is not real-time), logs nothing (the loop logs its results), and leaves with
  * _exit. It holds copies of the daemon's other fds for its short life
  * (the job closes those that others wait on: the daemon's export_child).
  */
