@@ -116,6 +116,18 @@ static void get(const char *path, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
+/* As get, "" when path cannot be read. */
+static void get_opt(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
 /* mkdir in the cpuset hierarchy with cpus/mems copied from the parent
  * (v1 children start empty and cannot take tasks). */
 static void copy_from_parent(const char *dir, const char *file)
@@ -333,12 +345,15 @@ static void wait_idle(const struct bench *b)
 {
 	static bool blind;
 	uint64_t deadline = now_ns() + 1000000000ULL;
-	char p[64], w[64];
+	char p[64], w[64], kids[96], c[64];
 
 	snprintf(p, sizeof(p), "/proc/%d/wchan", (int)b->daemon);
+	snprintf(kids, sizeof(kids), "/proc/%d/task/%d/children", (int)b->daemon, (int)b->daemon);
 	while (!blind) {
 		get(p, w, sizeof(w));
-		if (strcmp(w, "do_epoll_wait") == 0)
+		/* idle: in epoll_wait, and no export child writing (a daemon
+		 * that forks its exports, user/daemon/export_writer.h) */
+		if (strcmp(w, "do_epoll_wait") == 0 && (get_opt(kids, c, sizeof(c)), !c[0]))
 			return;
 		if (now_ns() > deadline) {
 			fprintf(stderr, "bench-resize: cannot see the daemon idle (%s: '%s'); "
@@ -601,6 +616,66 @@ static void read_samples(json_object *s, uint64_t *out, size_t n)
 		out[i] = (uint64_t)json_object_get_int64(json_object_array_get_idx(rec, len - n + i));
 }
 
+/* The daemon's convergence phases (status.json convergence.phases, in
+ * its order: wakeup, plan, writes, finish) of the same n samples. */
+#define N_PHASES 4
+static const char *const phase_names[N_PHASES] = { "wakeup", "plan", "writes", "finish" };
+
+/* *ret_ph[p] (n each, malloc'd) from s; false when the daemon does not
+ * report phases (an older build: the line is left out). */
+static bool read_phases(json_object *s, uint64_t *ret_ph[N_PHASES], size_t n)
+{
+	json_object *conv, *ph, *a;
+	char key[32];
+
+	if (!json_object_object_get_ex(s, "convergence", &conv) ||
+	    !json_object_object_get_ex(conv, "phases", &ph))
+		return false;
+	for (int p = 0; p < N_PHASES; p++) {
+		size_t len;
+
+		snprintf(key, sizeof(key), "%s_ns", phase_names[p]);
+		ret_ph[p] = calloc(n ? n : 1, sizeof(uint64_t));
+		if (!ret_ph[p])
+			die("calloc");
+		if (!json_object_object_get_ex(ph, key, &a))
+			continue;
+		len = json_object_array_length(a);
+		for (size_t i = 0; i < n && len >= n; i++)
+			ret_ph[p][i] = (uint64_t)json_object_get_int64(
+				json_object_array_get_idx(a, len - n + i));
+	}
+	return true;
+}
+
+/* One line: each phase's p50 and p99 over the samples i = from, from +
+ * step, ... below n (start/stop split: step 2), and its share of the
+ * summed p50s. */
+static void report_phases(const char *what, uint64_t *ph[N_PHASES], size_t n, size_t from,
+			  size_t step)
+{
+	uint64_t *v = calloc(n ? n : 1, sizeof(*v));
+	size_t m;
+
+	if (!v)
+		die("calloc");
+	printf("  %-5s phases:", what);
+	for (int p = 0; p < N_PHASES; p++) {
+		m = 0;
+		for (size_t i = from; i < n; i += step)
+			v[m++] = ph[p][i];
+		printf(" %s p50 %.1f p99 %.1f us%s", phase_names[p], pct(v, m, 50) / 1e3,
+		       pct(v, m, 99) / 1e3, p + 1 < N_PHASES ? " |" : "\n");
+	}
+	free(v);
+}
+
+static void free_phases(uint64_t *ph[N_PHASES])
+{
+	for (int p = 0; p < N_PHASES; p++)
+		free(ph[p]);
+}
+
 static void report(const struct bench *b, uint64_t *conv, uint64_t *flo, uint64_t *flo_fd,
 		   size_t n, double writes_per_resize, long rss)
 {
@@ -625,6 +700,8 @@ static void run(struct bench *b)
 	uint64_t *flo_fd = calloc(n, sizeof(*flo_fd));
 	char rel[512], pod[512], p[600], id[65];
 	int64_t conv0, writes0, resizes0, writes1, resizes1;
+	uint64_t *ph[N_PHASES] = { 0 };
+	bool have_ph;
 	json_object *s;
 	long rss;
 
@@ -661,6 +738,7 @@ static void run(struct bench *b)
 	writes1 = jget(s, "counters", "cgroup_writes");
 	resizes1 = jget(s, "counters", "resizes");
 	read_samples(s, conv, n);
+	have_ph = read_phases(s, ph, n);
 	json_object_put(s);
 	rss = rss_kib(b->daemon);
 	if (b->burst)
@@ -674,6 +752,10 @@ static void run(struct bench *b)
 	stop_stress(b);
 	report(b, conv, flo, flo_fd, n, (double)(writes1 - writes0) /
 	       (double)(resizes1 > resizes0 ? resizes1 - resizes0 : 1), rss);
+	if (have_ph) {
+		report_phases("all", ph, n, 0, 1);
+		free_phases(ph);
+	}
 	free(conv);
 	free(flo);
 	free(flo_fd);
@@ -833,6 +915,7 @@ static void split(const uint64_t *v, size_t n, size_t from, uint64_t *out)
 struct kubelet_figures {
 	uint64_t *conv, *ext, *low;	/* 2*rounds each: start, stop, start, ... */
 	uint64_t *flo_quiet, *flo_fd_quiet, *flo_after;
+	uint64_t *ph[N_PHASES];		/* the daemon's phases; NULL: not reported */
 	double writes_per_resize;
 	long rss;
 };
@@ -845,9 +928,10 @@ static void report_line(const char *what, uint64_t *own, uint64_t *ext, uint64_t
 	uint64_t l50 = pct(low, n, 50), l99 = pct(low, n, 99);
 
 	printf("  %-5s daemon p50 %7.1f us p99 %7.1f us | external p50 %7.1f us p99 %7.1f us "
-	       "(lower bound p50 %.1f p99 %.1f) | external/floor p50 %.2f p99 %.2f "
-	       "(after-run floor: %.2f %.2f)\n",
+	       "(lower bound p50 %.1f p99 %.1f) | daemon p99/floor %.2f | "
+	       "external/floor p50 %.2f p99 %.2f (after-run floor: %.2f %.2f)\n",
 	       what, o50 / 1e3, o99 / 1e3, e50 / 1e3, e99 / 1e3, l50 / 1e3, l99 / 1e3,
+	       (double)o99 / (double)f_q,
 	       (double)e50 / (double)f_q, (double)e99 / (double)f_q,
 	       (double)e50 / (double)f_a, (double)e99 / (double)f_a);
 }
@@ -873,10 +957,25 @@ static void report_kubelet(const struct bench *b, struct kubelet_figures *f)
 	split(f->ext, all, 0, ext);
 	split(f->low, all, 0, low);
 	report_line("start", own, ext, low, n, f_q, f_a);
+	if (f->ph[0])
+		report_phases("start", f->ph, all, 0, 2);
 	split(f->conv, all, 1, own);
 	split(f->ext, all, 1, ext);
 	split(f->low, all, 1, low);
 	report_line("stop", own, ext, low, n, f_q, f_a);
+	if (f->ph[0])
+		report_phases("stop", f->ph, all, 1, 2);
+	/* the issue's targets, both kinds together (issue 24 item 2) */
+	{
+		/* pct sorts: last use of these arrays */
+		uint64_t *e_all = f->ext, *c_all = f->conv;
+
+		printf("  ratios N=%d: daemon p99/floor %.2f (target <= 1.0) | external p50/floor %.2f "
+		       "(<= 2) | external p99/floor %.2f (<= 2.5)\n", b->n,
+		       (double)pct(c_all, all, 99) / (double)f_q,
+		       (double)pct(e_all, all, 50) / (double)f_q,
+		       (double)pct(e_all, all, 99) / (double)f_q);
+	}
 	printf("  floor open+write+close of the %d cpuset.cpus: p50 %.1f us before the daemon "
 	       "(quiet), %.1f us after it stopped%s | open fds p50 %.1f us (quiet) | "
 	       "writes/resize %.1f | daemon RSS %ld KiB\n",
@@ -934,6 +1033,8 @@ static void scene_kubelet(struct bench *b)
 	f.writes_per_resize = (double)(jget(s, "counters", "cgroup_writes") - writes0) /
 			      (double)(jget(s, "counters", "resizes") - resizes0);
 	read_samples(s, f.conv, n);
+	if (!read_phases(s, f.ph, n))
+		memset(f.ph, 0, sizeof(f.ph));
 	json_object_put(s);
 	f.rss = rss_kib(b->daemon);
 	if (b->burst)
@@ -950,6 +1051,7 @@ static void scene_kubelet(struct bench *b)
 	free(f.flo_quiet);
 	free(f.flo_fd_quiet);
 	free(f.flo_after);
+	free_phases(f.ph);
 }
 
 int main(int argc, char **argv)

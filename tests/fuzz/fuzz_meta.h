@@ -74,7 +74,7 @@ static inline void fuzz_check_pod_meta(int r, struct pod_meta *m)
 		/* Nothing from an unusable bundle may be used. */
 		FUZZ_CHECK(!m->from_bundle && !m->cores_ids && !m->pod.status_cpuset);
 		FUZZ_CHECK(!m->namespace_[0] && !m->pod_name[0] && !m->container_name[0] &&
-			   !m->pod_uid[0] && !m->termination_log[0] && !m->pod.qos_class[0]);
+			   !m->pod_uid[0] && !m->termination_log && !m->pod.qos_class[0]);
 		FUZZ_CHECK(!m->has_cpu_limit && m->quota_us == -1);
 	} else
 		FUZZ_CHECK(m->from_bundle);
@@ -85,7 +85,8 @@ static inline void fuzz_check_pod_meta(int r, struct pod_meta *m)
 	FUZZ_CHECK_STR(m->sandbox_id);
 	FUZZ_CHECK_STR(m->runtime_cpus);
 	FUZZ_CHECK_STR(m->cgroups_path);
-	FUZZ_CHECK_STR(m->termination_log);
+	if (m->termination_log)
+		FUZZ_CHECK(strnlen(m->termination_log, META_MOUNT_SOURCE_MAX) < META_MOUNT_SOURCE_MAX);
 	fuzz_check_cpulist_text(m->cores_ids);
 	FUZZ_CHECK(!m->runtime_cpus[0] || m->runtime_sets_cpus);
 	FUZZ_CHECK(m->quota_us == -1 || m->quota_us > 0);

@@ -513,6 +513,34 @@ static void test_convergence_histogram_cumulative(void **state)
 	free(text);
 }
 
+/* The phases of convergence: one series per phase, its label, the daemon's
+ * latency bounds; none without them. */
+static void test_convergence_phases(void **state)
+{
+	struct latency_hist h[CONV_PHASE__COUNT] = { 0 };
+	char *text;
+
+	(void)state;
+	text = render();
+	assert_lacks(text, "cpusetd_resize_phase_seconds");
+	free(text);
+	latency_add(&h[CONV_PHASE_WAKEUP], 20000);	/* 20 µs */
+	latency_add(&h[CONV_PHASE_WRITES], 900000);	/* 0.9 ms */
+	latency_add(&h[CONV_PHASE_WRITES], 3000000);	/* 3 ms */
+	view.conv_phases = h;
+	text = render();
+	assert_has(text, "# TYPE cpusetd_resize_phase_seconds histogram");
+	assert_has(text, "cpusetd_resize_phase_seconds_bucket{phase=\"wakeup\",le=\"0.000025\"} 1");
+	assert_has(text, "cpusetd_resize_phase_seconds_bucket{phase=\"writes\",le=\"0.001\"} 1");
+	assert_has(text, "cpusetd_resize_phase_seconds_bucket{phase=\"writes\",le=\"+Inf\"} 2");
+	assert_has(text, "cpusetd_resize_phase_seconds_count{phase=\"writes\"} 2");
+	assert_has(text, "cpusetd_resize_phase_seconds_sum{phase=\"writes\"} 0.0039");
+	assert_has(text, "cpusetd_resize_phase_seconds_count{phase=\"plan\"} 0");
+	assert_has(text, "cpusetd_resize_phase_seconds_count{phase=\"finish\"} 0");
+	check_exposition(text);
+	free(text);
+}
+
 static void test_cpu_runqueue_histogram(void **state)
 {
 	struct cpusetd_cpu_stats cpu[2] = { 0 };
@@ -623,6 +651,7 @@ int main(void)
 		cmocka_unit_test_setup(test_labels_no_clash_no_cpulist_on_figures, setup),
 		cmocka_unit_test_setup(test_rq_buckets_configured, setup),
 		cmocka_unit_test_setup(test_convergence_histogram_cumulative, setup),
+		cmocka_unit_test_setup(test_convergence_phases, setup),
 		cmocka_unit_test_setup(test_cpu_runqueue_histogram, setup),
 		cmocka_unit_test_setup(test_cpu_counters, setup),
 		cmocka_unit_test_setup(test_container_telemetry_by_cgroup_id, setup),

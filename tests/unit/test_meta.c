@@ -53,7 +53,7 @@ static void check_meta(const struct pod_meta *m, const struct want *w)
 	assert_int_equal(m->cpu_shares, w->shares);
 	assert_int_equal(m->has_cpu_limit, w->limit);
 	assert_string_equal(m->cgroups_path, S(w->cgroups_path));
-	assert_string_equal(m->termination_log, S(w->term));
+	assert_string_equal(m->termination_log ? m->termination_log : "", S(w->term));
 	assert_int_equal(m->termination_ro, w->term_ro);
 }
 
@@ -464,8 +464,6 @@ static const struct {
 	{ A("io.kubernetes.container.name"), AE, F(container_name), META_INVALID_ANNOTATION },
 	{ A("io.kubernetes.cri-o.SandboxID"), AE, F(sandbox_id), META_INVALID_ANNOTATION },
 	{ "{\"linux\":{\"cgroupsPath\":\"", "\"}}", F(cgroups_path), META_INVALID_BUNDLE },
-	{ "{\"mounts\":[{\"destination\":\"/dev/termination-log\",\"source\":\"/", "\"}]}",
-	  F(termination_log), META_INVALID_BUNDLE },
 #undef A
 #undef AE
 #undef F
@@ -500,6 +498,41 @@ static void test_string_limits(void **state)
 		}
 		free(json);
 	}
+}
+
+/* The termination mount's source, kept as an owned string: up to
+ * META_MOUNT_SOURCE_MAX - 1 bytes whole, longer refused (the bundle), never
+ * cut; meta_copy gives the copy its own string. */
+static void test_termination_source_limit(void **state)
+{
+	const char *pre = "{\"mounts\":[{\"destination\":\"/dev/termination-log\",\"source\":\"";
+	size_t pre_len = strlen(pre);
+	char *json = malloc(pre_len + META_MOUNT_SOURCE_MAX + 16);
+	struct pod_meta m, copy;
+
+	(void)state;
+	assert_non_null(json);
+	for (size_t len = META_MOUNT_SOURCE_MAX - 1; len <= META_MOUNT_SOURCE_MAX; len++) {
+		memcpy(json, pre, pre_len);
+		json[pre_len] = '/';
+		memset(json + pre_len + 1, 'a', len - 1);
+		strcpy(json + pre_len + len, "\"}]}");
+		assert_int_equal(meta_parse_text(json, &m), 0);
+		if (len < META_MOUNT_SOURCE_MAX) {
+			assert_int_equal(m.invalid, META_VALID);
+			assert_non_null(m.termination_log);
+			assert_int_equal(strlen(m.termination_log), len);
+			assert_int_equal(meta_copy(&copy, &m), 0);
+			assert_ptr_not_equal(copy.termination_log, m.termination_log);
+			assert_string_equal(copy.termination_log, m.termination_log);
+			meta_release(&copy);
+		} else {
+			assert_int_equal(m.invalid, META_INVALID_BUNDLE);
+			assert_null(m.termination_log);
+		}
+		meta_release(&m);
+	}
+	free(json);
 }
 
 /* A fresh temporary directory; the tests below own it. */
@@ -818,6 +851,7 @@ int main(void)
 		cmocka_unit_test(test_good_texts),
 		cmocka_unit_test(test_bad_texts),
 		cmocka_unit_test(test_string_limits),
+		cmocka_unit_test(test_termination_source_limit),
 		cmocka_unit_test(test_deep_nesting),
 		cmocka_unit_test(test_annotation_error_keeps_identity),
 		cmocka_unit_test(test_cpulist_sizes),

@@ -126,7 +126,7 @@ static void test_identity_and_resources(void **state)
 	assert_true(c.meta.has_cpu_limit);
 	assert_true(c.meta.runtime_sets_cpus);
 	assert_string_equal(c.meta.runtime_cpus, "2-3");
-	assert_string_equal(c.meta.termination_log, "");
+	assert_null(c.meta.termination_log);
 	nri_container_release(&c);
 
 	/* UpdateContainer: its linux_resources replace the container's. */

@@ -104,10 +104,12 @@ int controller_resize_pools(struct controller *c)
 	int r = 0;
 
 	c->n.resizes++;
+	c->pools_start_ns = clock_ns(CLOCK_MONOTONIC);
 	if (controller_planned(c))
 		r = controller_plan_apply(c);
 	else
 		for_each_shared(c, controller_apply);
+	c->pools_end_ns = clock_ns(CLOCK_MONOTONIC);
 	/* The host leaves new exclusive CPUs with the shared containers,
 	 * before their owner is written; freed ones it gets back. */
 	controller_isolate_sync(c, false);
@@ -127,13 +129,38 @@ void controller_sync_pooled_maps(struct controller *c)
 		for_each_shared(c, sync_map);
 }
 
+/* ns from a to b, 0 when b is not after a (a mark left from another
+ * event). */
+static uint64_t span(uint64_t a, uint64_t b)
+{
+	return b > a ? b - a : 0;
+}
+
+/* One convergence sample and its phases (snapshot.h enum conv_phase):
+ * the marks handle_ns and pools_*_ns were set by this event's handling,
+ * or lie before event_ns and count as 0. */
 static void record_convergence(struct controller *c, uint64_t event_ns)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), i = c->conv_count % STATUS_RECENT;
+	uint64_t handled = c->handle_ns >= event_ns ? c->handle_ns : event_ns;
+	uint64_t p[CONV_PHASE__COUNT];
 
 	if (!event_ns || now < event_ns)
 		return;
-	c->conv_ns[c->conv_count % STATUS_RECENT] = now - event_ns;
+	if (c->pools_start_ns >= handled && c->pools_end_ns <= now) {
+		p[CONV_PHASE_PLAN] = span(handled, c->pools_start_ns);
+		p[CONV_PHASE_WRITES] = span(c->pools_start_ns, c->pools_end_ns);
+		p[CONV_PHASE_FINISH] = span(c->pools_end_ns, now);
+	} else {
+		p[CONV_PHASE_PLAN] = span(handled, now);
+		p[CONV_PHASE_WRITES] = p[CONV_PHASE_FINISH] = 0;
+	}
+	p[CONV_PHASE_WAKEUP] = span(event_ns, handled);
+	for (int k = 0; k < CONV_PHASE__COUNT; k++) {
+		c->conv_phase_ns[k][i] = p[k];
+		latency_add(&c->conv_phase_hist[k], p[k]);
+	}
+	c->conv_ns[i] = now - event_ns;
 	c->conv_count++;
 	latency_add(&c->conv_hist, now - event_ns);
 }

@@ -164,6 +164,7 @@ static int on_populated(struct controller *c, const struct cpusetd_event *ev)
 int controller_handle(struct controller *c, const struct cpusetd_event *ev)
 {
 	c->n.events++;
+	c->handle_ns = clock_ns(CLOCK_MONOTONIC);	/* the wake-up phase ends */
 	if (!c->root[0])
 		return 0;
 	/* Queued before the latest resync began: it already read the live

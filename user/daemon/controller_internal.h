@@ -150,6 +150,11 @@ struct controller {
 	struct latency_hist conv_hist;
 	uint64_t conv_ns[STATUS_RECENT];	/* convergence samples, ring */
 	uint64_t conv_count;
+	/* the phases of each sample (export/snapshot.h enum conv_phase) */
+	uint64_t conv_phase_ns[CONV_PHASE__COUNT][STATUS_RECENT];
+	struct latency_hist conv_phase_hist[CONV_PHASE__COUNT];
+	uint64_t handle_ns;		/* CLOCK_MONOTONIC: the event at hand reached us */
+	uint64_t pools_start_ns, pools_end_ns;	/* the last pool writes' span */
 	bool dirty;			/* a placement or listed error changed:
 					 * an export is due (controller_exported) */
 	uint64_t tel_pruned_at;		/* n.resyncs when telemetry was last pruned */

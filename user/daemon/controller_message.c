@@ -42,7 +42,8 @@
  */
 static bool kubelet_file(const struct controller *c, const struct container *ct)
 {
-	const char *host = ct->meta.termination_log, *uid = ct->meta.pod_uid, *rel;
+	const char *host = ct->meta.termination_log ? ct->meta.termination_log : "";
+	const char *uid = ct->meta.pod_uid, *rel;
 
 	if (!host[0]) {
 		ct_log(LOG_DEBUG, ct, "termination_message_skipped",
@@ -85,7 +86,8 @@ static void fill_job(const struct controller *c, const struct container *ct,
 	snprintf(job->container, sizeof(job->container), "%s", ct->meta.container_name);
 	snprintf(job->pod_uid, sizeof(job->pod_uid), "%s", ct->meta.pod_uid);
 	snprintf(job->pods_dir, sizeof(job->pods_dir), "%s", c->cfg->kubelet_pods_dir);
-	snprintf(job->host_path, sizeof(job->host_path), "%s", ct->meta.termination_log);
+	snprintf(job->host_path, sizeof(job->host_path), "%s",
+		 ct->meta.termination_log ? ct->meta.termination_log : "");
 	snprintf(job->msg, sizeof(job->msg), "cpusetd: %s: %s", policy_error_name(ct->d.err),
 		 ct->d.reason);
 }
@@ -110,7 +112,7 @@ bool controller_message_queue(struct controller *c, struct container *ct)
 		c->dirty = true;
 		ct_log(LOG_WARNING, ct, "termination_message_dropped",
 		       "%s: termination message to %s dropped: %s; rejecting without it", ct->name,
-		       ct->meta.termination_log,
+		       ct->meta.termination_log ? ct->meta.termination_log : "",
 		       r == -EAGAIN ? "the writer has no free slot (earlier writes are slow)" :
 		       strerror(-r));
 		return false;
@@ -176,7 +178,8 @@ static struct container *overdue(struct controller *c, uint64_t now_us)
 	found->message_queued = false;
 	ct_log(LOG_WARNING, found, "termination_message_slow",
 	       "%s: termination message to %s not written after %u ms (a slow filesystem?); "
-	       "rejecting without waiting for it", found->name, found->meta.termination_log,
+	       "rejecting without waiting for it", found->name,
+	       found->meta.termination_log ? found->meta.termination_log : "",
 	       REJECT_MESSAGE_WAIT_MS);
 	return found;
 }

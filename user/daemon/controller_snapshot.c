@@ -94,6 +94,9 @@ int controller_snapshot(const struct controller *c, struct snapshot *ret)
 		.conv_ring = c->conv_ns,
 		.conv_ring_len = STATUS_RECENT,
 		.conv_count = c->conv_count,
+		.conv_phase_ring = { c->conv_phase_ns[0], c->conv_phase_ns[1],
+				     c->conv_phase_ns[2], c->conv_phase_ns[3] },
+		.conv_phase_hist = c->conv_phase_hist,
 		.dirty = c->dirty,
 		/* read at every export: a reload of these applies at once */
 		.prom_containers = prom_containers(c->cfg),

@@ -116,6 +116,11 @@ void daemon_nri_free(struct daemon_nri *n)
 	free(n);
 }
 
+int daemon_nri_fd(const struct daemon_nri *n)
+{
+	return n ? n->fd : -1;
+}
+
 bool daemon_nri_owns(const struct daemon_nri *n, int fd)
 {
 	return n && fd >= 0 && fd == n->fd;

@@ -33,6 +33,9 @@ int daemon_nri_open(const struct cpusetd_config *cfg, struct controller *ctl, in
 /* Closes the connection and frees. NULL is fine. */
 void daemon_nri_free(struct daemon_nri *n);
 
+/* The connection's fd, or -1 (none, or NULL). */
+int daemon_nri_fd(const struct daemon_nri *n);
+
 /* Whether fd (from epoll) is the connection's. false for NULL. */
 bool daemon_nri_owns(const struct daemon_nri *n, int fd);
 

@@ -46,6 +46,7 @@
 #include "user/config/config.h"
 #include "controller.h"
 #include "daemon_nri.h"
+#include "export_writer.h"
 #include "user/export/export_textfile.h"
 #include "user/base/clock.h"
 #include "user/base/files.h"
@@ -78,6 +79,13 @@ struct daemon {
 	struct status_beat beat;	/* status.json's heartbeat and "updated" */
 	uint64_t event_us;		/* last turn that handled an fd, CLOCK_MONOTONIC */
 	uint64_t change_us;		/* first placement change not exported yet; 0 = none */
+	struct export_writer *xw;	/* the exports' child (export_writer.h) */
+	/* the export being written: its snapshot (the child's copy is what it
+	 * writes; the loop's is released at once) and what it writes */
+	struct {
+		struct snapshot s;
+		bool prom, status, changed;
+	} job;
 };
 
 #define RESYNC_RETRY_MS	1000
@@ -93,6 +101,9 @@ struct daemon {
 #define EXPORT_SETTLE_MS	10
 #define EXPORT_MAX_DEFER_MS	200
 #define DRAIN_MAX_ROUNDS	64
+
+/* How long a stop waits for an export child before it kills it. */
+#define EXPORT_STOP_WAIT_MS	5000
 
 /* CLOCK_MONOTONIC in µs: the loop's timers. */
 static uint64_t mono_us(void)
@@ -550,32 +561,114 @@ static int retry_resync(struct daemon *d)
 	return controller_retry_resync(d->ctl);
 }
 
-static void write_status(struct daemon *d)
+/* The export's work, in the child (or on the loop when no child can be
+ * had): render and write what d->job says is due. Changes nothing of d. */
+static void export_job(void *ctx, struct export_result *ret)
 {
-	struct snapshot s;
-	int r;
+	const struct daemon *d = ctx;
 
+	if (d->job.prom)
+		ret->prom = export_textfile_write(d->prom, &d->job.s);
+	if (d->job.status)
+		ret->status = status_write_files(&d->job.s, &d->beat, d->cfg.state_dir,
+						 d->job.changed);
+}
+
+/* The export child: its copies of the fds whose close others wait for go
+ * first (the instance lock, LOCK_NB: a restart after a kill -9 must not
+ * find it held by a child; the NRI connection: the runtime sees our
+ * close), then the export. */
+static void export_child(void *ctx, struct export_result *ret)
+{
+	const struct daemon *d = ctx;
+	int nri_fd = daemon_nri_fd(d->nri);
+
+	if (d->lock.state_fd >= 0)
+		close(d->lock.state_fd);
+	if (d->lock.pin_fd >= 0)
+		close(d->lock.pin_fd);
+	if (nri_fd >= 0)
+		close(nri_fd);
+	export_job(ctx, ret);
+}
+
+/* The loop's side of a finished export: each result logged once. A child
+ * that died mid-way has its files written again at the next turn. */
+static void export_finished(struct daemon *d, const struct export_result *res)
+{
+	if (!res->done) {
+		log_warn("the export writer died before it finished; exporting again");
+		d->beat.next_us = 0;
+		return;
+	}
+	if (d->job.prom)
+		export_textfile_done(d->prom, res->prom);
+	if (d->job.status && res->status < 0)
+		log_warn("cannot write %s/%s: %s", d->cfg.state_dir, STATUS_FILE,
+			 strerror(-res->status));
+	log_debug("export written in %.1f ms (the loop's fork: %.0f us)", res->took_ns / 1e6,
+		  res->fork_ns / 1e3);
+}
+
+/* The export child exited (its pidfd is ready): its results. */
+static void on_export_done(struct daemon *d)
+{
+	struct export_result res;
+
+	if (export_writer_reap(d->xw, 0, &res) == 1)
+		export_finished(d, &res);
+}
+
+/*
+ * The exports that are due (status.json and topology.json, the .prom
+ * file), from one snapshot: they say the same thing. Written by the
+ * export child (export_writer.h), or here when inline (the first write
+ * at start, the last at a stop: no event waits then) or when no child
+ * can be forked. While a child runs nothing starts: the next export,
+ * after it, carries the state as it is then.
+ */
+static void write_status(struct daemon *d, bool inline_)
+{
+	struct export_result res = { 0 };
+	struct snapshot *s = &d->job.s;
+	int r = -ECANCELED;
+
+	if (export_writer_busy(d->xw))
+		return;
 	if (!status_due(controller_dirty(d->ctl), &d->beat) &&
 	    !export_textfile_due(d->prom, controller_dirty(d->ctl)))
 		return;	/* the common turn: nothing to take a snapshot for */
 	if (controller_dirty(d->ctl))
 		controller_sync_telemetry(d->ctl);
-	if (controller_snapshot(d->ctl, &s) < 0) {
+	if (controller_snapshot(d->ctl, s) < 0) {
 		log_warn("out of memory taking the status snapshot; exporting later");
 		return;
 	}
-	s.isolation = controller_isolation(d->ctl);
-	s.restart_needed = d->restart_keys;
-	daemon_nri_stats(d->nri, &s.nri);
-	/* One snapshot for both: they say the same thing. */
-	export_textfile_tick(d->prom, &s);
-	if (status_due(s.dirty, &d->beat)) {
-		r = status_write(&s, &d->beat, d->cfg.state_dir);
-		if (r < 0)
-			log_warn("cannot write %s/%s: %s", d->cfg.state_dir, STATUS_FILE,
-				 strerror(-r));
+	s->isolation = controller_isolation(d->ctl);
+	s->restart_needed = d->restart_keys;
+	daemon_nri_stats(d->nri, &s->nri);
+	d->job.prom = export_textfile_begin(d->prom, s);
+	d->job.status = status_due(s->dirty, &d->beat);
+	d->job.changed = d->job.status && status_begin(s, &d->beat);
+	if (!inline_)
+		r = export_writer_start(d->xw, export_child, d);
+	if (r == 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = export_writer_fd(d->xw) };
+
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0) {
+			log_warn("cannot poll the export writer: %s; waiting for it",
+				 strerror(errno));
+			if (export_writer_reap(d->xw, EXPORT_STOP_WAIT_MS, &res) == 1)
+				export_finished(d, &res);
+		}
+	} else {
+		if (r != -ECANCELED)
+			log_debug("no export child (%s): exporting on the loop", strerror(-r));
+		export_job(d, &res);
+		res.done = true;
+		export_finished(d, &res);
 	}
-	snapshot_release(&s);
+	snapshot_release(s);
 	controller_exported(d->ctl, false);
 	d->change_us = 0;
 }
@@ -603,7 +696,7 @@ static void export_when_due(struct daemon *d)
 		d->change_us = now;
 	if (d->change_us && now < export_at_us(d))
 		return;
-	write_status(d);
+	write_status(d, false);
 }
 
 /* timeout (ms; -1 = none) cut to reach the CLOCK_MONOTONIC µs at (0 =
@@ -633,7 +726,9 @@ static int loop_timeout_ms(const struct daemon *d, bool wd, uint64_t wd_usec)
 	timeout = timeout_until(daemon_nri_due_us(d->nri), timeout);	/* a reconnect */
 	if (controller_resync_failed(d->ctl) && (timeout < 0 || timeout > RESYNC_RETRY_MS))
 		timeout = RESYNC_RETRY_MS;
-	timeout = timeout_until(export_at_us(d), timeout);
+	/* while a child writes, its exit wakes the loop for what waits */
+	if (!export_writer_busy(d->xw))
+		timeout = timeout_until(export_at_us(d), timeout);
 	return timeout > 0 ? timeout : 1;
 }
 
@@ -657,6 +752,8 @@ static int dispatch(struct daemon *d, const struct epoll_event *evs, int n)
 			controller_reject_poll(d->ctl);
 		if (daemon_nri_owns(d->nri, evs[i].data.fd) && daemon_nri_on_ready(d->nri) == -ENOMEM)
 			return -ENOMEM;
+		if (evs[i].data.fd == export_writer_fd(d->xw))
+			on_export_done(d);
 	}
 	return 0;
 }
@@ -725,8 +822,18 @@ static int loop(struct daemon *d)
 	/* What host isolation narrowed goes back before "stopped" is said. */
 	if (controller_isolate_stop(d->ctl) == -ENOMEM && !r)
 		r = -ENOMEM;
+	/* the export being written finishes first, then the last one */
+	if (export_writer_busy(d->xw)) {
+		struct export_result res;
+
+		if (export_writer_reap(d->xw, EXPORT_STOP_WAIT_MS, &res) == 1)
+			export_finished(d, &res);
+		else
+			log_warn("the export writer is stuck (%u ms); status.json is left as it is",
+				 EXPORT_STOP_WAIT_MS);
+	}
 	d->beat.stopped = true;
-	write_status(d);
+	write_status(d, true);
 	return r;
 }
 
@@ -874,6 +981,12 @@ static int start(struct daemon *d)
 	r = open_export(d);
 	if (r < 0)
 		return r;
+	d->beat.pid = getpid();
+	r = export_writer_new(&d->xw);
+	if (r < 0) {
+		log_error("export writer: %s", strerror(-r));
+		return r;
+	}
 	r = setup_fds(d);
 	if (r < 0) {
 		log_error("epoll/signalfd: %s", strerror(-r));
@@ -900,7 +1013,7 @@ static int start(struct daemon *d)
 		}
 	}
 	controller_exported(d->ctl, true);
-	write_status(d);
+	write_status(d, true);	/* before READY=1: no event waits for it */
 	return 0;
 }
 
@@ -964,6 +1077,7 @@ int main(int argc, char **argv)
 	daemon_nri_free(d.nri);		/* its handlers use the controller */
 	controller_free(d.ctl);
 	bpf_telemetry_free(d.tel);
+	export_writer_free(d.xw, 0);	/* a stuck one was waited for in loop() */
 	export_textfile_free(d.prom);
 	bpf_events_free(d.bpf);
 	topo_free(d.topo);

@@ -35,6 +35,22 @@ static void path_of(const char *dir, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", dir, EXPORT_KOORD_FILE);
 }
 
+/* Whether path holds these bytes. What a process that never wrote the
+ * file asks: the daemon's exports run in a forked child (the daemon's
+ * export_writer.c) whose memory of the last text ends with it. */
+static bool same_on_disk(const char *path, const char *text, size_t len)
+{
+	char *old = NULL;
+	size_t old_len = 0;
+	bool same;
+
+	if (files_read(path, len + 1, &old, &old_len) < 0)
+		return false;
+	same = old_len == len && memcmp(old, text, len) == 0;
+	free(old);
+	return same;
+}
+
 /* Whether dir/topology.json is still the file we wrote with these bytes
  * (not removed or replaced by anyone since). */
 static bool unchanged(const char *dir, const char *text, size_t len)
@@ -42,10 +58,11 @@ static bool unchanged(const char *dir, const char *text, size_t len)
 	char path[PATH_MAX + sizeof(EXPORT_KOORD_FILE) + 1];
 	struct stat st;
 
-	if (!last.text || last.len != len || strcmp(last.dir, dir) != 0 ||
-	    memcmp(last.text, text, len) != 0)
-		return false;
 	path_of(dir, path, sizeof(path));
+	if (!last.text)
+		return same_on_disk(path, text, len);
+	if (last.len != len || strcmp(last.dir, dir) != 0 || memcmp(last.text, text, len) != 0)
+		return false;
 	return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == last.dev &&
 	       st.st_ino == last.ino && (size_t)st.st_size == len;
 }

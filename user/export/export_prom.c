@@ -294,6 +294,18 @@ static void render_daemon(FILE *f, const struct export_view *v)
 	       "From a pod start/stop event to no shared container overlapping a reserved CPU.");
 	hist_series(f, "cpusetd_resize_convergence_seconds", "", v->convergence.n,
 		    v->convergence.le_ns, v->convergence.bucket, v->convergence.sum_ns);
+	if (!v->conv_phases)
+		return;
+	family(f, "cpusetd_resize_phase_seconds", "histogram",
+	       "Each phase of a resize's convergence: wakeup (event to the daemon), plan, "
+	       "writes (the pool), finish (to converged).");
+	for (int p = 0; p < CONV_PHASE__COUNT; p++) {
+		char labels[48];
+
+		snprintf(labels, sizeof(labels), "phase=\"%s\"", conv_phase_names[p]);
+		hist_series(f, "cpusetd_resize_phase_seconds", labels, LATENCY_BUCKETS,
+			    latency_le_ns, v->conv_phases[p].bucket, v->conv_phases[p].sum_ns);
+	}
 }
 
 static void pool_series(FILE *f, const char *name, const char *pool,

@@ -82,6 +82,8 @@ struct export_view {
 	const struct snapshot_writer *writers;	/* foreign writers (comm escaped) */
 	size_t n_writers;
 	struct export_hist convergence;	/* event -> no shared container overlaps */
+	/* its phases (snapshot.h enum conv_phase); NULL = none */
+	const struct latency_hist *conv_phases;
 	double last_sync_s;		/* unix seconds; 0 = never */
 	double update_s;		/* unix seconds of this render: the heartbeat */
 	/* NULL: no telemetry (no BPF maps); the rest is still written. */

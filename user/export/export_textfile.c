@@ -158,6 +158,7 @@ static void fill_view(const struct export_textfile *e, const struct snapshot *s,
 		.n = *s->n,
 		.convergence = { .n = LATENCY_BUCKETS, .le_ns = latency_le_ns,
 				 .bucket = s->conv_hist->bucket, .sum_ns = s->conv_hist->sum_ns },
+		.conv_phases = s->conv_phase_hist,
 		.writers = s->writers,
 		.n_writers = s->n_writers,
 		.shared_pool = s->shared_pool,
@@ -240,8 +241,24 @@ static int render(const struct export_textfile *e, const struct snapshot *s,
 	return r;
 }
 
-/* Renders and replaces the file; a missing directory is made again. */
-static int write_file(struct export_textfile *e, const struct snapshot *s)
+bool export_textfile_due(const struct export_textfile *e, bool dirty)
+{
+	return e && (!e->written || dirty || clock_us(CLOCK_MONOTONIC) >= e->next_us);
+}
+
+bool export_textfile_begin(struct export_textfile *e, const struct snapshot *s)
+{
+	if (!e)
+		return false;
+	track_sync(e, s->n);
+	if (!export_textfile_due(e, s->dirty))
+		return false;
+	e->written = true;
+	e->next_us = clock_us(CLOCK_MONOTONIC) + (uint64_t)e->interval_s * 1000000ULL;
+	return true;
+}
+
+int export_textfile_write(const struct export_textfile *e, const struct snapshot *s)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -257,29 +274,26 @@ static int write_file(struct export_textfile *e, const struct snapshot *s)
 	return r;
 }
 
-bool export_textfile_due(const struct export_textfile *e, bool dirty)
+void export_textfile_done(struct export_textfile *e, int r)
 {
-	return e && (!e->written || dirty || clock_us(CLOCK_MONOTONIC) >= e->next_us);
-}
-
-int export_textfile_tick(struct export_textfile *e, const struct snapshot *s)
-{
-	int r;
-
 	if (!e)
-		return 0;
-	track_sync(e, s->n);
-	if (!export_textfile_due(e, s->dirty))
-		return 0;
-	e->written = true;
-	e->next_us = clock_us(CLOCK_MONOTONIC) + (uint64_t)e->interval_s * 1000000ULL;
-	r = write_file(e, s);
+		return;
 	if (r < 0 && r != e->last_err)
 		log_warn("cannot write the Prometheus textfile %s/%s: %s", e->dir, e->name,
 			 strerror(-r));
 	else if (r == 0 && e->last_err)
 		log_notice("Prometheus textfile %s/%s written again", e->dir, e->name);
 	e->last_err = r;
+}
+
+int export_textfile_tick(struct export_textfile *e, const struct snapshot *s)
+{
+	int r;
+
+	if (!export_textfile_begin(e, s))
+		return 0;
+	r = export_textfile_write(e, s);
+	export_textfile_done(e, r);
 	return r < 0 ? r : 1;
 }
 

@@ -60,6 +60,21 @@ bool export_textfile_due(const struct export_textfile *e, bool dirty);
 
 int export_textfile_tick(struct export_textfile *e, const struct snapshot *s);
 
+/*
+ * export_textfile_tick in three steps, for a caller that writes on
+ * another thread or process (the daemon's export writer): begin decides
+ * on the caller's side whether the file is due and, when it is, takes
+ * the turn (the next periodic write is interval_s from now); write
+ * renders s and replaces the file, reading e but never changing it, so
+ * a forked child can run it; done logs the result once (until a write
+ * succeeds) where begin ran. begin returns true when write is to run
+ * (false for NULL); write returns 0 or -ENOMEM, -errno of the write;
+ * done accepts NULL.
+ */
+bool export_textfile_begin(struct export_textfile *e, const struct snapshot *s);
+int export_textfile_write(const struct export_textfile *e, const struct snapshot *s);
+void export_textfile_done(struct export_textfile *e, int r);
+
 /* The event loop's epoll timeout: max_ms, or less so the next periodic
  * rewrite is on time (at least 1). Cannot fail. */
 int export_textfile_timeout_ms(const struct export_textfile *e, int max_ms);

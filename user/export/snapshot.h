@@ -26,6 +26,26 @@
 #include "user/base/latency.h"
 #include "counters.h"
 
+/*
+ * The phases of one resize's convergence, in order (README "Metrics"):
+ * wakeup, the BPF event to the controller taking it (ring buffer, the
+ * loop's wake-up, events ahead of it); plan, from there to the first
+ * pool write (the cgroup checks, the bundle, the policy); writes, every
+ * pooled container's cpuset; finish, the last pool write to converged
+ * (on a start, the new container's own cpuset, which v1 orders after
+ * the pools). They add up to the convergence sample.
+ */
+enum conv_phase {
+	CONV_PHASE_WAKEUP,
+	CONV_PHASE_PLAN,
+	CONV_PHASE_WRITES,
+	CONV_PHASE_FINISH,
+	CONV_PHASE__COUNT,
+};
+
+/* "wakeup", "plan", "writes", "finish", by enum conv_phase. */
+extern const char *const conv_phase_names[CONV_PHASE__COUNT];
+
 /* One container cgroup under the kubepods root. */
 struct snapshot_container {
 	const char *container_id;	/* lowercase hex, from its cgroup name */
@@ -119,6 +139,11 @@ struct snapshot {
 	const uint64_t *conv_ring;
 	size_t conv_ring_len;
 	uint64_t conv_count;
+	/* each phase's share of the samples: rings beside conv_ring (sample
+	 * i's phase p at conv_phase_ring[p][i % conv_ring_len]) and
+	 * histograms (arrays of CONV_PHASE__COUNT) */
+	const uint64_t *conv_phase_ring[CONV_PHASE__COUNT];
+	const struct latency_hist *conv_phase_hist;
 	/* a placement changed since the daemon last exported */
 	bool dirty;
 	/* NULL: isolate_host off (set by the daemon: controller_isolation) */

@@ -75,7 +75,7 @@ static void add_liveness(json_object *o, const struct snapshot *s,
 	add(o, "heartbeat", json_object_new_double(now));
 	add(o, "export_interval_s", json_object_new_int((int)s->export_interval_s));
 	add(o, "stopped_at", b->stopped ? json_object_new_double(now) : NULL);
-	add(o, "pid", json_object_new_int(getpid()));
+	add(o, "pid", json_object_new_int(b->pid ? b->pid : getpid()));
 	add(o, "comm", json_object_new_string(comm));
 	add(o, "pid_ns", json_object_new_uint64(pidns));
 }
@@ -210,6 +210,7 @@ static json_object *writers_obj(const struct snapshot *s)
 static json_object *convergence_obj(const struct snapshot *s)
 {
 	json_object *o = json_object_new_object(), *recent = json_object_new_array();
+	json_object *phases = NULL;
 	uint64_t n = s->conv_count < s->conv_ring_len ? s->conv_count : s->conv_ring_len;
 
 	for (uint64_t i = s->conv_count - n; i < s->conv_count; i++)
@@ -218,6 +219,21 @@ static json_object *convergence_obj(const struct snapshot *s)
 	add(o, "last_ns", json_object_new_uint64(
 		s->conv_count ? s->conv_ring[(s->conv_count - 1) % s->conv_ring_len] : 0));
 	add(o, "recent_ns", recent);
+	/* each phase's share of the same samples (snapshot.h), same order */
+	for (int p = 0; p < CONV_PHASE__COUNT && s->conv_phase_ring[p]; p++) {
+		json_object *a = json_object_new_array();
+		char key[32];
+
+		for (uint64_t i = s->conv_count - n; i < s->conv_count; i++)
+			json_object_array_add(a, json_object_new_uint64(
+				s->conv_phase_ring[p][i % s->conv_ring_len]));
+		if (!phases)
+			phases = json_object_new_object();
+		snprintf(key, sizeof(key), "%s_ns", conv_phase_names[p]);
+		add(phases, key, a);
+	}
+	if (phases)
+		add(o, "phases", phases);
 	return o;
 }
 
@@ -286,19 +302,25 @@ int status_timeout_ms(const struct status_beat *b, int max_ms)
 	return left_ms < (uint64_t)max_ms ? (int)left_ms : max_ms;
 }
 
-int status_write(const struct snapshot *s, struct status_beat *b, const char *state_dir)
+bool status_begin(const struct snapshot *s, struct status_beat *b)
 {
-	double now = clock_unix_s();
 	bool changed = s->dirty || !b->updated;
-	const char *text;
-	json_object *o;
-	int r;
 
 	/* A failed write is retried at the next heartbeat, not at every turn. */
 	b->next_us = clock_us(CLOCK_MONOTONIC) + s->export_interval_s * 1000000ULL;
 	if (changed)
-		b->updated = now;
-	o = build(s, b, now);
+		b->updated = clock_unix_s();
+	return changed;
+}
+
+int status_write_files(const struct snapshot *s, const struct status_beat *b,
+		       const char *state_dir, bool changed)
+{
+	const char *text;
+	json_object *o;
+	int r;
+
+	o = build(s, b, clock_unix_s());
 	if (!o)
 		return -ENOMEM;
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
@@ -306,4 +328,11 @@ int status_write(const struct snapshot *s, struct status_beat *b, const char *st
 	json_object_put(o);
 	/* topology.json goes with every change, for Koordinator agents */
 	return r < 0 || !changed ? r : export_koord_write(s, state_dir);
+}
+
+int status_write(const struct snapshot *s, struct status_beat *b, const char *state_dir)
+{
+	bool changed = status_begin(s, b);
+
+	return status_write_files(s, b, state_dir, changed);
 }

@@ -80,7 +80,10 @@
  *                "placement_map_errors": N, "placement_map_pruned": N, ...},
  *   "foreign_writers": {"<comm>": N, ...}  (the first 16 comms, then "other"),
  *   "convergence": {"count": N, "last_ns": N,
- *                   "recent_ns": [N, ...]}   (newest last, at most 1024)
+ *                   "recent_ns": [N, ...],   (newest last, at most 1024)
+ *                   "phases": {"wakeup_ns": [N, ...], "plan_ns": [...],
+ *                              "writes_ns": [...], "finish_ns": [...]}}
+ *                   (each sample's phases, same order: snapshot.h)
  * }
  * Liveness: the daemon rewrites the file at least every export_interval
  * seconds even when nothing changed, so "heartbeat" keeps moving while it
@@ -119,6 +122,8 @@ struct status_beat {
 	uint64_t next_us;	/* CLOCK_MONOTONIC µs of the next heartbeat write */
 	double updated;		/* unix s of the last write that carried a change; 0 = none */
 	bool stopped;		/* set for the last write, at a clean stop */
+	int pid;		/* the daemon's, for "pid" (a forked writer's
+				 * getpid() is its own); 0 = getpid() */
 };
 
 /*
@@ -143,5 +148,18 @@ int status_timeout_ms(const struct status_beat *b, int max_ms);
  * file stays in place on failure).
  */
 int status_write(const struct snapshot *s, struct status_beat *b, const char *state_dir);
+
+/*
+ * status_write in two steps, for a writer on another thread or process
+ * (the daemon's export writer): status_begin updates b on the caller's
+ * side (next heartbeat, "updated") and returns whether the write carries
+ * a change (then topology.json goes with it); status_write_files builds
+ * and writes the files from s and b without changing either, so a forked
+ * child can run it. status_begin cannot fail; status_write_files returns
+ * 0 or -errno as status_write.
+ */
+bool status_begin(const struct snapshot *s, struct status_beat *b);
+int status_write_files(const struct snapshot *s, const struct status_beat *b,
+		       const char *state_dir, bool changed);
 
 #endif

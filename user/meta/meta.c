@@ -421,7 +421,7 @@ static int mount_read_only(struct pod_meta *m, struct json_object *mnt, size_t i
 static int parse_mounts(struct json_object *root, struct pod_meta *m, const char *term, bool term_given)
 {
 	struct json_object *mounts;
-	const char *guess = NULL;
+	const char *guess = NULL, *found_src = NULL;
 	bool found = false, guess_ro = false;
 	size_t n;
 	int r;
@@ -445,15 +445,15 @@ static int parse_mounts(struct json_object *root, struct pod_meta *m, const char
 		    (r > 0 && meta_string_fit(v, PATH_MAX, &dst) < 0))
 			return bad_field(m, mnt, "destination", json_type_string, PATH_MAX);
 		if ((r = meta_member(mnt, "source", json_type_string, &v)) < 0 ||
-		    (r > 0 && meta_string_fit(v, sizeof(m->termination_log), &src) < 0))
+		    (r > 0 && meta_string_fit(v, META_MOUNT_SOURCE_MAX, &src) < 0))
 			return bad_field(m, mnt, "source", json_type_string,
-					 sizeof(m->termination_log));
+					 META_MOUNT_SOURCE_MAX);
 		ro = mount_read_only(m, mnt, i);
 		if (ro < 0)
 			return ro;
 		if (strcmp(dst, term) == 0) {
 			found = true;
-			strcpy(m->termination_log, src);
+			found_src = src;
 			m->termination_ro = ro;
 		} else if (!term_given && kubelet_termination_source(m, src)) {
 			guess = src;
@@ -461,9 +461,11 @@ static int parse_mounts(struct json_object *root, struct pod_meta *m, const char
 		}
 	}
 	if (!found && guess) {
-		strcpy(m->termination_log, guess);
+		found_src = guess;
 		m->termination_ro = guess_ro;
 	}
+	if (found_src && !(m->termination_log = strdup(found_src)))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -580,6 +582,7 @@ void meta_release(struct pod_meta *m)
 {
 	free(m->cores_ids);
 	free(m->pod.status_cpuset);
+	free(m->termination_log);
 	*m = (struct pod_meta){ .quota_us = -1 };
 }
 
@@ -592,7 +595,7 @@ static int dup_or_null(char **dst, const char *src)
 
 int meta_copy(struct pod_meta *dst, const struct pod_meta *src)
 {
-	char *cores, *status;
+	char *cores, *status, *term;
 
 	if (dup_or_null(&cores, src->cores_ids) < 0)
 		goto nomem;
@@ -600,9 +603,15 @@ int meta_copy(struct pod_meta *dst, const struct pod_meta *src)
 		free(cores);
 		goto nomem;
 	}
+	if (dup_or_null(&term, src->termination_log) < 0) {
+		free(cores);
+		free(status);
+		goto nomem;
+	}
 	*dst = *src;
 	dst->cores_ids = cores;
 	dst->pod.status_cpuset = status;
+	dst->termination_log = term;
 	return 0;
 nomem:
 	*dst = (struct pod_meta){ .quota_us = -1 };

@@ -124,7 +124,8 @@ int nri_msg_container(const PbPod *pod, const PbContainer *ct, const PbResources
 			memcpy(m->container_name, name, strlen(name) + 1);
 	}
 	m->sandbox = false;	/* NRI never sends the pause container */
-	m->termination_log[0] = '\0';
+	free(m->termination_log);	/* none: NRI never writes as root */
+	m->termination_log = NULL;
 	if (ct->state >= NRI_CONTAINER_CREATED && ct->state <= NRI_CONTAINER_STOPPED)
 		c.state = (enum nri_container_state)ct->state;
 	c.pid = ct->pid;
