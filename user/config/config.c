@@ -99,6 +99,7 @@ static const struct option long_opts[] = {
 	{ "kubelet-compat",	required_argument, NULL, OPT_POLICY },
 	{ "kubelet-cpu-manager-policy-options", required_argument, NULL, OPT_POLICY },
 	{ "besteffort-pool",	required_argument, NULL, OPT_POLICY },
+	{ "be-numa-aware",	required_argument, NULL, OPT_POLICY },
 	{ "integer-qos",	required_argument, NULL, OPT_POLICY },
 	{ "reserved-cpus",	required_argument, NULL, OPT_POLICY },
 	{ "prefer-isolated-cpus", required_argument, NULL, OPT_POLICY },
@@ -224,6 +225,8 @@ static void usage(void)
 	       "  --kubelet-compat BOOL    kubelet static CPU manager's choices\n"
 	       "  --kubelet-cpu-manager-policy-options NAME=BOOL,...\n"
 	       "  --besteffort-pool shared|be   --integer-qos LSE|LSR\n"
+	       "  --be-numa-aware BOOL     BE pods on their resource-status NUMA nodes'\n"
+	       "                           part of the BE pool (default true)\n"
 	       "  --reserved-cpus CPULIST  --prefer-isolated-cpus BOOL\n"
 	       "Who may name CPUs by pod annotation (see the README, Security model):\n"
 	       "  --cores-ids-namespaces PATTERNS  namespaces whose pods may use\n"

@@ -86,6 +86,11 @@ static int set_isolated(struct policy_config *c, const char *v, char *err, size_
 	return set_bool(&c->prefer_isolated, v, err, len);
 }
 
+static int set_be_numa(struct policy_config *c, const char *v, char *err, size_t len)
+{
+	return set_bool(&c->be_numa_aware, v, err, len);
+}
+
 static int set_kubelet_options(struct policy_config *c, const char *v, char *err, size_t len)
 {
 	return policy_kubelet_options_parse(v, &c->alloc.kubelet, err, len);
@@ -176,6 +181,7 @@ static const struct {
 	{ "kubelet-compat", set_compat },
 	{ "kubelet-cpu-manager-policy-options", set_kubelet_options },
 	{ "besteffort-pool", set_be_pool },
+	{ "be-numa-aware", set_be_numa },
 	{ "integer-qos", set_integer_qos },
 	{ "reserved-cpus", set_reserved },
 	{ "prefer-isolated-cpus", set_isolated },
@@ -195,6 +201,7 @@ int config_policy_set(struct policy_config *c, const char *name, const char *v,
 void config_policy_defaults(struct policy_config *c)
 {
 	c->integer_qos = POLICY_QOS_LSE;
+	c->be_numa_aware = true;	/* as koordlet's BECPUManager */
 	/* PRD: any pod may name its CPUs; the shipped config says why
 	 * to narrow it (README "Security model") */
 	strcpy(c->cores_ids_namespaces, "*");

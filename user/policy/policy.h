@@ -110,6 +110,10 @@ struct policy_config {
 	unsigned min_shared_cpus;	/* >= 1 */
 	enum policy_on_error on_error;
 	bool besteffort_be_pool;	/* BestEffort pods without a class: BE pool */
+	/* A BE pod whose resource-status names NUMA nodes runs on the BE
+	 * pool's part on those nodes (koordlet's BECPUManager); false: the
+	 * whole BE pool. Shared pods always follow their nodes. */
+	bool be_numa_aware;
 	enum policy_qos integer_qos;	/* LSE (default) or LSR */
 	bool prefer_isolated;		/* every integer container opts in */
 	struct cpumask reserved_cpus;	/* kubelet reservedSystemCPUs */
@@ -151,7 +155,12 @@ struct policy_request {
 struct policy_decision {
 	enum cpusetd_kind kind;		/* what it is placed as */
 	struct cpumask cpus;		/* shared: the pool now; only online CPUs */
-	struct cpumask mems;		/* empty for shared: leave as is */
+	struct cpumask mems;		/* empty for shared: leave as is; a pool
+					 * part: its NUMA nodes */
+	/* Shared or BE on a part of its pool: the NUMA node ids Koordinator's
+	 * resource-status numaNodeResources named (cpus = the pool on those
+	 * nodes); empty = the whole pool. */
+	struct cpumask pool_nodes;
 	uint8_t exclusive_policy;	/* integer: enum koord_excl_policy given */
 	enum policy_error err;
 	bool reject;			/* err, on_error=reject, not a sandbox */
@@ -172,7 +181,10 @@ struct policy_entry {
 	char name[320];
 	enum cpusetd_kind kind;
 	struct cpumask cpus;		/* exclusive/annotated CPUs; empty for shared */
-	struct cpumask mems;
+	struct cpumask mems;		/* exclusive: their nodes; a pool part:
+					 * pool_nodes */
+	struct cpumask pool_nodes;	/* pooled: its part's NUMA nodes, or empty
+					 * for the whole pool (policy_decision) */
 	struct cpumask baseline;	/* integer: the CPUs it was admitted (or
 					 * adopted) with; a resize keeps them */
 	unsigned n_cpus;		/* integer: N requested; 0 for scheduled */
@@ -311,6 +323,16 @@ void policy_be_pool(const struct policy *p, struct cpumask *ret);
 /* The pool a container of kind lives on (shared or BE) into *ret; false
  * (ret untouched) for kinds with their own CPUs. */
 bool policy_pool_of(const struct policy *p, enum cpusetd_kind kind, struct cpumask *ret);
+/*
+ * The CPUs a pooled decision runs on now: its pool (d->kind) on the NUMA
+ * nodes d->pool_nodes (node ids; empty = the whole pool), into *ret (CPU
+ * ids; empty when no CPU of the pool is left on those nodes). false (ret
+ * untouched) for kinds with their own CPUs. Koordinator's koordlet gives
+ * such a pod the union of the node.koordinator.sh/cpu-shared-pools
+ * entries of its nodes (runtimehooks/hooks/cpuset/rule.go).
+ */
+bool policy_pool_for(const struct policy *p, const struct policy_decision *d,
+		     struct cpumask *ret);
 /* Reserved = annotated ∪ integer CPUs. */
 void policy_reserved(const struct policy *p, struct cpumask *ret);
 
