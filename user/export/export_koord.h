@@ -47,6 +47,7 @@
 #define EXPORT_KOORD_CPU_TOPOLOGY	"node.koordinator.sh/cpu-topology"
 #define EXPORT_KOORD_POD_CPU_ALLOCS	"node.koordinator.sh/pod-cpu-allocs"
 #define EXPORT_KOORD_CPU_SHARED_POOLS	"node.koordinator.sh/cpu-shared-pools"
+#define EXPORT_KOORD_BE_CPU_SHARED_POOLS "node.koordinator.sh/be-cpu-shared-pools"
 
 /* One pod's exclusive CPUs; strings borrowed. */
 struct export_koord_pod {
@@ -76,11 +77,16 @@ json_object *export_koord_pod_allocs(const struct export_koord_pod *pods, size_t
 json_object *export_koord_shared_pools(const struct topology *t, const struct cpumask *pool);
 
 /*
- * The whole topology.json object (the three annotations, values as JSON
- * strings). A new object the caller puts; NULL on ENOMEM.
+ * The whole topology.json object (the annotations, values as JSON
+ * strings): CPU topology, pod allocations, the shared pool per (socket,
+ * NUMA node), and the BE pool the same way when be_pool (may be NULL)
+ * differs from the shared pool (an LSR or annotated CPU is in one and
+ * not the other): the parts koordlet binds NUMA-constrained LS and BE
+ * pods to. A new object the caller puts; NULL on ENOMEM.
  */
 json_object *export_koord_json(const struct topology *t, const struct export_koord_pod *pods,
-			       size_t n, const struct cpumask *shared_pool);
+			       size_t n, const struct cpumask *shared_pool,
+			       const struct cpumask *be_pool);
 
 /*
  * Sorts a pod array by (namespace, name, uid) so topology.json does not

@@ -139,7 +139,7 @@ int export_koord_write(const struct snapshot *s, const char *state_dir)
 	r = collect(s, &pods, &n);
 	if (r < 0)
 		return r;
-	o = export_koord_json(s->topo, pods, n, &s->shared_pool);
+	o = export_koord_json(s->topo, pods, n, &s->shared_pool, &s->be_pool);
 	free(pods);
 	if (!o)
 		return -ENOMEM;
