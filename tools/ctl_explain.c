@@ -143,6 +143,9 @@ static const char *pool_text(json_object *c, json_object *d)
 
 	if (exclusive(c))
 		return "";
+	if (ctl_jbool(d, "system_pool"))
+		return "SYSTEM QoS pods' own CPUs = system_qos_cpus (koordinator.sh/qosClass: "
+		       "SYSTEM), out of the shared pool";
 	if (strcmp(kind, "be") == 0)
 		pool = "BE pool = online - isolated - annotated - LSE CPUs";
 	else if (strcmp(kind, "shared") == 0)

@@ -104,7 +104,8 @@ static void test_whole_file(void **state)
 	struct topology *t = make_topo();
 	struct cpumask pool = tl_mask("0-1");
 	struct export_koord_pod pod = { "ns", "p\"q", "u", tl_mask("2"), false };
-	json_object *o = export_koord_json(t, &pod, 1, &pool, &pool), *v, *inner;
+	json_object *o = export_koord_json(t, &pod, 1, &(struct export_koord_pools){
+						   .shared = pool, .be = &pool }), *v, *inner;
 
 	(void)state;
 	assert_non_null(o);
@@ -127,13 +128,16 @@ static void test_whole_file(void **state)
 }
 
 /* A BE pool that differs (LSR CPUs in it, say) is published beside the
- * shared one, in the same CPUSharedPool shape; NULL means none. */
+ * shared one, in the same CPUSharedPool shape; NULL means none. So are
+ * the SYSTEM QoS CPUs, when set. */
 static void test_be_pools(void **state)
 {
 	struct topology *t = make_topo();
 	struct cpumask pool = tl_mask("0"), be = tl_mask("0-1");
 	struct export_koord_pod pod = { "ns", "p", "u", tl_mask("2"), false };
-	json_object *o = export_koord_json(t, &pod, 1, &pool, &be), *v;
+	struct cpumask sys = tl_mask("1");
+	json_object *o = export_koord_json(t, &pod, 1, &(struct export_koord_pools){
+						   .shared = pool, .be = &be }), *v;
 
 	(void)state;
 	assert_non_null(o);
@@ -143,8 +147,15 @@ static void test_be_pools(void **state)
 	assert_true(json_object_object_get_ex(o, EXPORT_KOORD_CPU_SHARED_POOLS, &v));
 	assert_string_equal(json_object_get_string(v), "[{\"socket\":1,\"node\":1,\"cpuset\":\"0\"}]");
 	json_object_put(o);
-	o = export_koord_json(t, &pod, 1, &pool, NULL);
+	o = export_koord_json(t, &pod, 1, &(struct export_koord_pools){ .shared = pool });
 	assert_int_equal(json_object_object_length(o), 3);
+	json_object_put(o);
+	/* SYSTEM QoS CPUs: SystemQOSResource, only when set */
+	o = export_koord_json(t, &pod, 1, &(struct export_koord_pools){
+				      .shared = pool, .system = &sys });
+	assert_int_equal(json_object_object_length(o), 4);
+	assert_true(json_object_object_get_ex(o, EXPORT_KOORD_SYSTEM_QOS_RESOURCE, &v));
+	assert_string_equal(json_object_get_string(v), "{\"cpuset\":\"1\"}");
 	json_object_put(o);
 	free(t);
 }

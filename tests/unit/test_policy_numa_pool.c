@@ -29,7 +29,8 @@
 static char tmpdir[] = "/tmp/test_policy_numa_pool.XXXXXX";
 static struct topology *topo;
 
-static struct policy *mk_policy(bool be_numa_aware, const char *ns_allowed)
+static struct policy *mk_policy_sys(bool be_numa_aware, const char *ns_allowed,
+				     const char *system_qos)
 {
 	struct policy_config cfg = { .min_shared_cpus = 1, .on_error = POLICY_ON_ERROR_REJECT,
 				     .integer_qos = POLICY_QOS_LSE,
@@ -39,8 +40,14 @@ static struct policy *mk_policy(bool be_numa_aware, const char *ns_allowed)
 
 	snprintf(cfg.resource_status_namespaces, sizeof(cfg.resource_status_namespaces), "%s",
 		 ns_allowed);
+	assert_int_equal(cpulist_parse(system_qos, &cfg.system_qos_cpus), 0);
 	assert_int_equal(policy_new(topo, &cfg, &p), 0);
 	return p;
+}
+
+static struct policy *mk_policy(bool be_numa_aware, const char *ns_allowed)
+{
+	return mk_policy_sys(be_numa_aware, ns_allowed, "");
 }
 
 /* A pod annotation set naming NUMA nodes (a cpulist of node ids). */
@@ -245,6 +252,57 @@ static void test_sandbox(void **state)
 	policy_free(p);
 }
 
+/* SYSTEM QoS pods on system_qos_cpus (koordlet's system-qos-resource
+ * rule): out of the shared pool, never exclusive nor in a fixed set; a
+ * NUMA part comes first; unset, SYSTEM pods use the shared pool. */
+static void test_system_qos(void **state)
+{
+	struct pod_policy_ann sys = on_nodes("SYSTEM", NULL), sys1 = on_nodes("SYSTEM", "1"),
+			      ls = on_nodes("LS", NULL);
+	struct policy_request r = burstable("agent", &sys), i;
+	struct policy_decision d;
+	struct cpumask pool;
+	struct policy *p = mk_policy_sys(true, "*", "62-63"), *q = mk_policy(true, "*");
+
+	(void)state;
+	assert_int_equal(policy_admit(p, &r, &d), 0);
+	assert_int_equal(d.kind, CPUSETD_KIND_SHARED);
+	assert_true(d.system_pool);
+	tl_assert_mask(&d.cpus, "62-63");
+	assert_true(cpumask_empty(&d.mems));
+	policy_shared_pool(p, &pool);
+	tl_assert_mask(&pool, "0-61");
+	/* its sandbox too */
+	r = burstable("agent-sb", &sys);
+	r.sandbox = true;
+	assert_int_equal(policy_admit(p, &r, &d), 0);
+	tl_assert_mask(&d.cpus, "62-63");
+	/* other pods: the shared pool without them */
+	r = burstable("web", &ls);
+	assert_int_equal(policy_admit(p, &r, &d), 0);
+	tl_assert_mask(&d.cpus, "0-61");
+	/* never exclusive: 62 integer CPUs cannot be had (62-63 are not free) */
+	i = integer("big", 62);
+	assert_int_equal(policy_admit(p, &i, &d), -ENOSPC);
+	/* nor in a fixed set */
+	i = annotated("pin", "63");
+	assert_int_equal(policy_admit(p, &i, &d), -EBUSY);
+	assert_int_equal(d.err, POLICY_ERR_CPU_RESERVED);
+	assert_non_null(strstr(d.reason, "system_qos_cpus"));
+	/* a NUMA part comes first (koordlet's order) */
+	r = burstable("agent1", &sys1);
+	assert_int_equal(policy_admit(p, &r, &d), 0);
+	assert_false(d.system_pool);
+	tl_assert_mask(&d.cpus, "8-15");
+	/* unset: SYSTEM pods share the pool */
+	r = burstable("agent", &sys);
+	assert_int_equal(policy_admit(q, &r, &d), 0);
+	assert_false(d.system_pool);
+	tl_assert_mask(&d.cpus, "0-63");
+	policy_free(p);
+	policy_free(q);
+}
+
 static int setup(void **state)
 {
 	char root[1024];
@@ -274,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_be),
 		cmocka_unit_test(test_sandbox),
+		cmocka_unit_test(test_system_qos),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

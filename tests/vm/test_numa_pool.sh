@@ -10,7 +10,9 @@
 #     to 6-7, and back to 4-7 when the pin goes;
 #   - an annotated pod that would take all of node 1 is refused
 #     (shared_pool_empty), the LS pod keeps 4-7;
-#   - a pod naming a node this machine lacks is refused (invalid_annotation).
+#   - a pod naming a node this machine lacks is refused (invalid_annotation);
+#   - with system_qos_cpus = 14-15, a SYSTEM pod runs there, they leave the
+#     shared pool, and a pod may not pin them (cpu_reserved).
 # Checked through the kernel: the init's Cpus_allowed_list and
 # Mems_allowed_list, and the cgroup's cpuset.mems.
 cd "$(dirname "$0")/../.." || exit 1
@@ -32,15 +34,40 @@ rejected() {
 		"$IT_WORK/state/status.json" >/dev/null
 }
 
-check "daemon starts" daemon_start "$ROOT"
-IT_ANNOTATIONS=$(numa LS 1) app_start ls burstable 500
-IT_ANNOTATIONS=$(numa BE 2) app_start be besteffort
-app_start sh burstable 500
+# together: each start costs seconds under TCG, and their order does not
+# matter (remember: vmlib.sh keeps IDs per name, in this shell)
+together() {
+	local p r=0 pids=()
+	for p in "$@"; do
+		remember "$p" app
+	done
+	for p in "$@"; do
+		"start_$p" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || r=1; done
+	return $r
+}
+start_ls() { IT_ANNOTATIONS=$(numa LS 1) app_start ls burstable 500; }
+start_be() { IT_ANNOTATIONS=$(numa BE 2) app_start be besteffort; }
+start_sh() { app_start sh burstable 500; }
+start_pin2() { app_start pin2 burstable 0 4-7; }
+start_bad() { IT_ANNOTATIONS=$(numa LS 7) app_start bad burstable 500; }
+start_sys() { IT_ANNOTATIONS='{"koordinator.sh/qosClass":"SYSTEM"}' app_start sys burstable 500; }
+start_pin15() { app_start pin15 burstable 0 15; }
+
+check "daemon starts" daemon_start "$ROOT" --system-qos-cpus 14-15
+together ls be sh sys
 check "LS pod on node 1: its part of the shared pool, 4-7" wait_for 20 allowed_is ls app 4-7
 check "... cpuset.mems and Mems_allowed are node 1" mems_are ls app 1
 check "BE pod on node 2: its part of the BE pool, 8-11" wait_for 20 allowed_is be app 8-11
 check "... mems node 2" mems_are be app 2
-check "a pod without nodes: the whole pool" wait_for 20 allowed_is sh app 0-15
+check "a pod without nodes: the whole shared pool, without the SYSTEM CPUs" \
+	wait_for 20 allowed_is sh app 0-13
+check "a SYSTEM pod on system_qos_cpus 14-15" wait_for 20 allowed_is sys app 14-15
+check "topology.json publishes them as system-qos-resource" jq -e \
+	'.["node.koordinator.sh/system-qos-resource"] | fromjson | .cpuset == "14-15"' \
+	"$IT_WORK/state/topology.json"
 explain_pool() {
 	"$IT_OUT/cpusetctl" --state-dir "$IT_WORK/state" explain --json demo/ls/app |
 		jq -e '.pool | contains("its part on NUMA node(s) 1")' >/dev/null
@@ -55,12 +82,11 @@ check "the BE pod is not on node 1: stays" allowed_is be app 8-11
 container_stop pin app
 check "pin gone: the LS pod has 4-7 again" wait_for 20 allowed_is ls app 4-7
 
-app_start pin2 burstable 0 4-7
+together pin2 bad pin15
 check "taking all of node 1 is refused: shared_pool_empty" wait_for 20 rejected pin2 shared_pool_empty
 check "... the LS pod keeps 4-7" allowed_is ls app 4-7
-container_stop pin2 app
-
-IT_ANNOTATIONS=$(numa LS 7) app_start bad burstable 500
 check "a node this machine lacks: invalid_annotation" wait_for 20 rejected bad invalid_annotation
+check "pinning a SYSTEM CPU: cpu_reserved" wait_for 20 rejected pin15 cpu_reserved
+check "... the SYSTEM pod keeps 14-15" allowed_is sys app 14-15
 check "no cgroup write errors" test "$(write_errors)" = 0
 vm_done

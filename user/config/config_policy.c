@@ -116,12 +116,22 @@ static int set_integer_qos(struct policy_config *c, const char *v, char *err, si
 	return -EINVAL;
 }
 
-static int set_reserved(struct policy_config *c, const char *v, char *err, size_t len)
+static int set_cpulist(struct cpumask *m, const char *v, char *err, size_t len)
 {
-	if (cpulist_parse(v, &c->reserved_cpus) == 0)
+	if (cpulist_parse(v, m) == 0)
 		return 0;
 	snprintf(err, len, "expected a cpulist such as 0,2-3, got '%s'", v);
 	return -EINVAL;
+}
+
+static int set_reserved(struct policy_config *c, const char *v, char *err, size_t len)
+{
+	return set_cpulist(&c->reserved_cpus, v, err, len);
+}
+
+static int set_system_qos(struct policy_config *c, const char *v, char *err, size_t len)
+{
+	return set_cpulist(&c->system_qos_cpus, v, err, len);
 }
 
 /* A namespace pattern list (policy.h, policy_namespaces.c): at most
@@ -184,6 +194,7 @@ static const struct {
 	{ "be-numa-aware", set_be_numa },
 	{ "integer-qos", set_integer_qos },
 	{ "reserved-cpus", set_reserved },
+	{ "system-qos-cpus", set_system_qos },
 	{ "prefer-isolated-cpus", set_isolated },
 	{ "cores-ids-namespaces", set_cores_ids_ns },
 	{ "resource-status-namespaces", set_resource_status_ns },

@@ -143,6 +143,14 @@ static void f_reserved(const struct cpusetd_config *c, char *b, size_t n)
 	snprintf(b, n, "%s", list);
 }
 
+static void f_system_qos(const struct cpusetd_config *c, char *b, size_t n)
+{
+	char list[CPULIST_MAX];
+
+	cpulist_format(&c->policy.system_qos_cpus, list, sizeof(list));
+	snprintf(b, n, "%s", list);
+}
+
 /* kubelet's spelling (policy_alloc.c parses the same names); only the
  * options that are on, "" when none is. */
 static void f_kubelet_opts(const struct cpusetd_config *c, char *b, size_t n)
@@ -215,6 +223,7 @@ static const struct key keys[] = {
 	{ "be_numa_aware", RESTART, FIELD(policy.be_numa_aware), 0, 0, f_be_numa },
 	{ "integer_qos", RESTART, FIELD(policy.integer_qos), 0, 0, f_qos },
 	{ "reserved_cpus", RESTART, FIELD(policy.reserved_cpus), 0, 0, f_reserved },
+	{ "system_qos_cpus", RESTART, FIELD(policy.system_qos_cpus), 0, 0, f_system_qos },
 	{ "prefer_isolated_cpus", RESTART, FIELD(policy.prefer_isolated), 0, 0, f_isol },
 	/* who may use the fixed-set annotations: a permission, not how CPUs
 	 * are chosen; the resync after the reload admits everyone again */

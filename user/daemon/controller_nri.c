@@ -181,8 +181,10 @@ static bool want_of(const struct pools *pl, const struct container *ct, struct c
 		    struct cpumask *mems, bool *has_mems)
 {
 	*has_mems = false;
-	if (nri_pool_kind(ct->d.kind) && !cpumask_empty(&ct->d.pool_nodes)) {
-		/* A pool part: the pool on its nodes, mems those nodes. */
+	if (nri_pool_kind(ct->d.kind) &&
+	    (!cpumask_empty(&ct->d.pool_nodes) || ct->d.system_pool)) {
+		/* A pool part: the pool on its nodes, mems those nodes;
+		 * the SYSTEM set: mems left alone. */
 		policy_pool_for(pl->policy, &ct->d, cpus);
 		*mems = ct->d.mems;
 		*has_mems = !cpumask_empty(mems);

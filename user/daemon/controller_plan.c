@@ -335,9 +335,9 @@ static void refresh(struct controller *c)
 		if (p->cg[i]) {
 			x->own = p->cg[i]->own;
 		} else if (ct) {
-			/* A pool part is a set of its own: written at the
-			 * container, inside its pod's pool. */
-			x->exclusive = !pooled(ct) || pool_part(ct);
+			/* A pool part or the SYSTEM set is a set of its
+			 * own: written at the container. */
+			x->exclusive = !pooled(ct) || pool_part(ct) || ct->d.system_pool;
 			cpumask_zero(&x->target);
 			if (container_live(ct)) {
 				policy_pool_for(c->policy, &ct->d, &ct->d.cpus);

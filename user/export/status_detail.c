@@ -59,6 +59,7 @@ json_object *status_decision_obj(const struct snapshot *s, const struct snapshot
 	/* On a pool part: the NUMA nodes Koordinator bound it to ("" = the
 	 * whole pool). */
 	add(o, "pool_nodes", cpumask_json(&ct->d->pool_nodes));
+	add(o, "system_pool", json_object_new_boolean(ct->d->system_pool));
 	add(o, "annotations", annotations_obj(m));
 	return o;
 }

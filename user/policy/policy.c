@@ -112,6 +112,7 @@ static int record(struct policy *p, const struct policy_request *req,
 		e->pool_nodes = d->pool_nodes;
 		e->mems = d->mems;
 	}
+	e->system_pool = !d->err && d->system_pool;
 	if (strmap_put(p->by_cid, e->container_id, e) < 0)
 		goto nomem;
 	policy_own_cpus(p, e);

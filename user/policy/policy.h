@@ -117,6 +117,10 @@ struct policy_config {
 	enum policy_qos integer_qos;	/* LSE (default) or LSR */
 	bool prefer_isolated;		/* every integer container opts in */
 	struct cpumask reserved_cpus;	/* kubelet reservedSystemCPUs */
+	/* Koordinator SYSTEM QoS pods' own CPUs (the node's
+	 * system-qos-resource): out of the shared pool, never exclusive,
+	 * never in a fixed set; empty: SYSTEM pods use the shared pool. */
+	struct cpumask system_qos_cpus;
 	struct policy_alloc_config alloc;
 	/* Namespaces whose pods may use weka.io/cores-ids and resource-status:
 	 * comma-separated fnmatch(3) patterns ("*" every namespace, "" none;
@@ -161,6 +165,9 @@ struct policy_decision {
 	 * resource-status numaNodeResources named (cpus = the pool on those
 	 * nodes); empty = the whole pool. */
 	struct cpumask pool_nodes;
+	/* A Koordinator SYSTEM pod with system_qos_cpus set: kind shared,
+	 * cpus = system_qos_cpus (online), mems left as they are. */
+	bool system_pool;
 	uint8_t exclusive_policy;	/* integer: enum koord_excl_policy given */
 	enum policy_error err;
 	bool reject;			/* err, on_error=reject, not a sandbox */
@@ -185,6 +192,7 @@ struct policy_entry {
 					 * pool_nodes */
 	struct cpumask pool_nodes;	/* pooled: its part's NUMA nodes, or empty
 					 * for the whole pool (policy_decision) */
+	bool system_pool;		/* on system_qos_cpus (policy_decision) */
 	struct cpumask baseline;	/* integer: the CPUs it was admitted (or
 					 * adopted) with; a resize keeps them */
 	unsigned n_cpus;		/* integer: N requested; 0 for scheduled */
@@ -316,7 +324,7 @@ int policy_decision_get(const struct policy *p, const char *container_id,
 /* The recorded entry for container_id, or NULL. */
 const struct policy_entry *policy_lookup(const struct policy *p, const char *container_id);
 
-/* Shared pool = online − isolated − reserved. */
+/* Shared pool = online − isolated − reserved − system_qos_cpus. */
 void policy_shared_pool(const struct policy *p, struct cpumask *ret);
 /* BE pool = online − isolated − annotated − LSE CPUs (LSR CPUs included). */
 void policy_be_pool(const struct policy *p, struct cpumask *ret);

@@ -88,6 +88,7 @@ void policy_shared_pool(const struct policy *p, struct cpumask *ret)
 	policy_reserved(p, &reserved);
 	cpumask_andnot(ret, &p->topo->online, &reserved);
 	cpumask_andnot(ret, ret, &p->topo->isolated);
+	cpumask_andnot(ret, ret, &p->cfg.system_qos_cpus);
 }
 
 void policy_be_pool(const struct policy *p, struct cpumask *ret)
@@ -129,7 +130,9 @@ bool policy_pool_for(const struct policy *p, const struct policy_decision *d,
 
 	if (!policy_pool_of(p, d->kind, &pool))
 		return false;
-	if (!cpumask_empty(&d->pool_nodes)) {
+	if (d->system_pool)	/* koordlet: the node's system-qos-resource */
+		cpumask_and(&pool, &p->cfg.system_qos_cpus, &p->topo->online);
+	else if (!cpumask_empty(&d->pool_nodes)) {
 		cpus_of_nodes(p->topo, &d->pool_nodes, &part);
 		cpumask_and(&pool, &pool, &part);
 	}
@@ -249,7 +252,7 @@ void policy_decision_of(const struct policy *p, const struct policy_entry *e,
 {
 	*d = (struct policy_decision){ .kind = e->kind, .err = e->err,
 				       .exclusive_policy = e->exclusive_policy,
-				       .pool_nodes = e->pool_nodes };
+				       .pool_nodes = e->pool_nodes, .system_pool = e->system_pool };
 	/* Fixed sets keep offline CPUs in the book-keeping; never write them
 	 * (cgroup v1 refuses them). */
 	if (!policy_pool_for(p, d, &d->cpus))
@@ -326,6 +329,7 @@ void policy_free_beside(const struct policy *p, const struct klass_info *ki,
 	cpumask_andnot(&free_cpus, &p->topo->online, &p->annotated);
 	cpumask_andnot(&free_cpus, &free_cpus, &p->exclusive);
 	cpumask_andnot(&free_cpus, &free_cpus, &p->cfg.reserved_cpus);
+	cpumask_andnot(&free_cpus, &free_cpus, &p->cfg.system_qos_cpus);
 	cpumask_andnot(&free_cpus, &free_cpus, rooms);
 	cpumask_and(&iso, &free_cpus, &p->topo->isolated);
 	if (ki->prefer_isolated && cpumask_weight(&iso) >= ki->n) {

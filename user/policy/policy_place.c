@@ -48,6 +48,12 @@ static int check_held(const struct policy *p, const char *what, const struct cpu
 				   "%s CPUs %.128s are reserved for the system (reserved_cpus)",
 				   what, buf);
 	}
+	cpumask_and(&bad, cpus, &p->cfg.system_qos_cpus);
+	if (!cpumask_empty(&bad)) {
+		policy_fmt_mask(&bad, buf, sizeof(buf));
+		return policy_fail(d, POLICY_ERR_CPU_RESERVED,
+				   "%s CPUs %.128s are SYSTEM pods' (system_qos_cpus)", what, buf);
+	}
 	cpumask_and(&bad, cpus, &p->exclusive);
 	if ((id = cpumask_next(&bad, 0)) >= 0)
 		return policy_fail(d, POLICY_ERR_CPU_EXCLUSIVE,
@@ -228,8 +234,21 @@ static int pool_nodes(const struct policy *p, const struct policy_request *req,
 	return 0;
 }
 
+/* A Koordinator SYSTEM pod (its sandbox too: koordlet sets both by one
+ * rule) while system_qos_cpus is set. */
+static bool system_pod(const struct policy *p, const struct policy_request *req,
+		       const struct klass_info *ki)
+{
+	if (cpumask_empty(&p->cfg.system_qos_cpus))
+		return false;
+	if (req->sandbox)
+		return req->pod && strcmp(req->pod->qos_class, "SYSTEM") == 0;
+	return ki->qos == POLICY_QOS_SYSTEM;
+}
+
 static int place_pool(const struct policy *p, const struct policy_request *req,
-		      enum cpusetd_kind kind, struct policy_decision *d)
+		      const struct klass_info *ki, enum cpusetd_kind kind,
+		      struct policy_decision *d)
 {
 	const char *pool = kind == CPUSETD_KIND_BE ? "BE" : "shared";
 	char buf[64];
@@ -242,7 +261,17 @@ static int place_pool(const struct policy *p, const struct policy_request *req,
 		cpumask_zero(&d->pool_nodes);
 		return r;
 	}
+	/* koordlet's order: a NUMA part first, then the SYSTEM set. */
+	d->system_pool = cpumask_empty(&d->pool_nodes) && system_pod(p, req, ki);
 	policy_pool_for(p, d, &d->cpus);
+	if (d->system_pool) {
+		if (cpumask_empty(&d->cpus)) {
+			d->system_pool = false;
+			return policy_fail(d, POLICY_ERR_SHARED_POOL_EMPTY,
+					   "no CPU of system_qos_cpus is online");
+		}
+		return 0;
+	}
 	if (cpumask_empty(&d->pool_nodes)) {
 		if (cpumask_empty(&d->cpus))
 			return policy_fail(d, POLICY_ERR_SHARED_POOL_EMPTY, "the %s pool is empty",
@@ -273,8 +302,8 @@ int policy_place(struct policy *p, const struct policy_request *req,
 	case K_INTEGER:
 		return place_integer(p, req, ki, d);
 	case K_BE:
-		return place_pool(p, req, CPUSETD_KIND_BE, d);
+		return place_pool(p, req, ki, CPUSETD_KIND_BE, d);
 	default:
-		return place_pool(p, req, CPUSETD_KIND_SHARED, d);
+		return place_pool(p, req, ki, CPUSETD_KIND_SHARED, d);
 	}
 }
