@@ -11,7 +11,11 @@
  * Machine: the hwloc snapshot 64amd64-4s2n4ca2co (tests/fixtures/sysfs):
  * 8 NUMA nodes of 8 CPUs, node k = CPUs 8k..8k+7, SMT pairs n,n+1.
  * koordlet's own cases (rule_test.go Test_cpusetRule_getContainerCPUSet
- * at koordinator-sh/koordinator 0b38f960) are in test_koordlet_cases.
+ * at koordinator-sh/koordinator 0b38f960) are transcribed in
+ * tests/fixtures/koordlet-cpuset-cases.jsonl (test_koordlet_fixture: the
+ * annotations through meta's parser, on a machine whose NUMA nodes are
+ * the cases' share pools) and written out in test_koordlet_cases on the
+ * snapshot.
  */
 #include <errno.h>
 #include <limits.h>
@@ -22,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <json-c/json.h>
 #include "testlib.h"
 #include "user/policy/policy.h"
 #include "user/topo/topology.h"
@@ -303,6 +308,123 @@ static void test_system_qos(void **state)
 	policy_free(q);
 }
 
+/* A machine of the case's share pools: node n holds the CPUs of the pools
+ * on node n, each CPU a core of its own (heap; free()). */
+static struct topology *pools_machine(json_object *pools)
+{
+	struct topology *t = calloc(1, sizeof(*t));
+	struct cpumask m;
+	int cpu;
+
+	assert_non_null(t);
+	for (size_t i = 0; i < json_object_array_length(pools); i++) {
+		json_object *p = json_object_array_get_idx(pools, i), *v;
+		int node;
+
+		assert_true(json_object_object_get_ex(p, "node", &v));
+		node = json_object_get_int(v);
+		assert_true(json_object_object_get_ex(p, "cpuset", &v));
+		assert_int_equal(cpulist_parse(json_object_get_string(v), &m), 0);
+		cpumask_set(&t->nodes, (unsigned)node);
+		cpumask_or(&t->node_cpus[node], &t->node_cpus[node], &m);
+		cpumask_for_each(cpu, &m) {
+			cpumask_set(&t->present, (unsigned)cpu);
+			cpumask_set(&t->online, (unsigned)cpu);
+			cpumask_set(&t->core_cpus[cpu], (unsigned)cpu);
+			t->cpu[cpu] = (struct topo_cpu){ .core = cpu, .package = node, .node = node };
+			t->n_cores++;
+		}
+	}
+	t->n_packages = 1;
+	t->threads_per_core = 1;
+	return t;
+}
+
+/* The pod's labels and annotations as the runtime hands them over (the
+ * Koordinator QoS class is a label there; cpusetd reads it from the pod's
+ * annotations, as containerd's pod_annotations or NRI pass them). */
+static void case_meta(json_object *c, struct pod_meta *m)
+{
+	struct meta_annotation a[16];
+	size_t n = 0;
+	static const char *const maps[] = { "pod_labels", "pod_annotations" };
+
+	for (size_t k = 0; k < 2; k++) {
+		json_object *o;
+
+		assert_true(json_object_object_get_ex(c, maps[k], &o));
+		json_object_object_foreach(o, key, val) {
+			assert_true(n < 16);
+			a[n++] = (struct meta_annotation){ key, strlen(key),
+				json_object_get_string(val), strlen(json_object_get_string(val)) };
+		}
+	}
+	assert_int_equal(meta_parse_annotations(a, n, m), 0);
+}
+
+static void test_koordlet_fixture(void **state)
+{
+	char path[512], line[4096];
+	unsigned ran = 0, skipped = 0;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/koordlet-cpuset-cases.jsonl", tl_fixtures());
+	assert_non_null(f = fopen(path, "r"));
+	while (fgets(line, sizeof(line), f)) {
+		json_object *c = json_tokener_parse(line), *v;
+		struct policy_config cfg = { .min_shared_cpus = 1, .be_numa_aware = true,
+					     .cores_ids_namespaces = "*",
+					     .resource_status_namespaces = "*" };
+		struct policy_decision d;
+		struct policy_request r;
+		struct topology *t;
+		struct pod_meta m;
+		struct policy *p;
+		const char *id, *want, *parent;
+		int rc;
+
+		assert_non_null(c);
+		id = json_object_get_string(json_object_object_get(c, "id"));
+		if (json_object_object_get_ex(c, "cpusetd", &v)) {	/* not applicable */
+			skipped++;
+			json_object_put(c);
+			continue;
+		}
+		want = json_object_get_string(json_object_object_get(c, "expect"));
+		parent = json_object_get_string(json_object_object_get(c, "cgroup_parent"));
+		t = pools_machine(json_object_object_get(c, "share_pools"));
+		assert_int_equal(policy_new(t, &cfg, &p), 0);
+		case_meta(c, &m);
+		r = (struct policy_request){ .container_id = id, .pod_uid = id, .name = id,
+			.namespace_ = "ns", .invalid = m.invalid, .invalid_why = m.error,
+			.qos = strncmp(parent, "besteffort/", 11) == 0 ? POD_QOS_BESTEFFORT :
+			       POD_QOS_BURSTABLE, .quota_us = -1, .period_us = 100000, .pod = &m.pod };
+		rc = policy_admit(p, &r, &d);
+		if (strcmp(want, "error") == 0) {
+			if (rc == 0)
+				fail_msg("%s: admitted, want an error", id);
+			assert_int_equal(d.err, POLICY_ERR_INVALID_ANNOTATION);
+		} else {
+			struct cpumask w;
+
+			if (rc != 0)
+				fail_msg("%s: %s", id, d.reason);
+			assert_int_equal(cpulist_parse(want, &w), 0);
+			if (!cpumask_equal(&w, &d.cpus))
+				fail_msg("%s: not on %s", id, want);
+		}
+		ran++;
+		meta_release(&m);
+		policy_free(p);
+		free(t);
+		json_object_put(c);
+	}
+	fclose(f);
+	assert_int_equal(ran, 4);
+	assert_int_equal(skipped, 2);
+}
+
 static int setup(void **state)
 {
 	char root[1024];
@@ -328,6 +450,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_koordlet_cases),
+		cmocka_unit_test(test_koordlet_fixture),
 		cmocka_unit_test(test_follows_and_protects),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_be),
