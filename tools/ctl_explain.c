@@ -134,6 +134,31 @@ static void copy(json_object *to, json_object *from, const char *key)
 		json_object_object_add(to, key, json_object_get(v));
 }
 
+/* Which pool a pooled container runs on, and why that part of it. */
+static const char *pool_text(json_object *c, json_object *d)
+{
+	static char buf[256];
+	const char *kind = ctl_jstr(c, "kind", ""), *nodes = ctl_jstr(d, "pool_nodes", "");
+	const char *pool;
+
+	if (exclusive(c))
+		return "";
+	if (ctl_jbool(d, "system_pool"))
+		return "SYSTEM QoS pods' own CPUs = system_qos_cpus (koordinator.sh/qosClass: "
+		       "SYSTEM), out of the shared pool";
+	if (strcmp(kind, "be") == 0)
+		pool = "BE pool = online - isolated - annotated - LSE CPUs";
+	else if (strcmp(kind, "shared") == 0)
+		pool = "shared pool = online - isolated - reserved";
+	else
+		return "";
+	if (!*nodes)
+		return pool;
+	snprintf(buf, sizeof(buf), "%s, its part on NUMA node(s) %s: Koordinator's scheduler "
+		 "placed the pod there (resource-status numaNodeResources)", pool, nodes);
+	return buf;
+}
+
 /* The whole explanation as one JSON object (what --json prints and what
  * the human form is printed from, so the two never disagree). */
 static json_object *explain_obj(json_object *root, json_object *c)
@@ -154,11 +179,7 @@ static json_object *explain_obj(json_object *root, json_object *c)
 	json_object_object_add(o, "cfs_quota", ctl_quota_obj(ctl_jstr(c, "cgroup", "")));
 	copy(o, d, "annotations");
 	json_object_object_add(o, "policy", exclusive(c) ? policy_obj(root, c) : NULL);
-	json_object_object_add(o, "pool", json_object_new_string(
-		exclusive(c) ? "" : strcmp(ctl_jstr(c, "kind", ""), "be") == 0 ?
-		"BE pool = online - isolated - annotated - LSE CPUs" :
-		strcmp(ctl_jstr(c, "kind", ""), "shared") == 0 ?
-		"shared pool = online - isolated - reserved" : ""));
+	json_object_object_add(o, "pool", json_object_new_string(pool_text(c, d)));
 	return o;
 }
 

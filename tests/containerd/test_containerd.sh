@@ -56,6 +56,20 @@ check "annotated: its sandbox is shared (0)" wait_for 30 allowed_is a1 POD 0
 must "annotated: pod stopped and removed" remove_pod a1 burstable
 check "annotated pod gone: shared back on 0-1" wait_for 30 allowed_is s1 app 0-1
 
+# --- Koordinator's NUMA-aware pools: resource-status numaNodeResources
+# through pod_annotations (this host has one node: its part is the pool) ---
+NUMA0='{"numaNodeResources":[{"node":0,"resources":{"cpu":"1"}}]}'
+must "numa pool: RunPodSandbox with resource-status numaNodeResources node 0" \
+	run_pod n1 burstable koordinator.sh/qosClass=LS "scheduling.koordinator.sh/resource-status=$NUMA0"
+must "numa pool: CreateContainer + StartContainer" run_ctr n1 app --cpu-limit 500
+check "numa pool: app on node 0's part of the shared pool, 0-1" wait_for 30 allowed_is n1 app 0-1
+check "numa pool: status.json: bound to node 0 by the annotation" wait_for 30 jq_quiet \
+	'.containers[] | select(.pod == "n1" and .container == "app")
+	 | .decision.pool_nodes == "0" and .decision.annotations["resource-status.numaNodeResources"] == "0"' \
+	"$IT_WORK/cpusetd/status.json"
+check "numa pool: cpuset.mems node 0" test "$(cat "$(ctr_cgroup n1 app)/cpuset.mems")" = 0
+must "numa pool: pod stopped and removed" remove_pod n1 burstable
+
 phase shared+annotated
 # --- rejections: StartContainer succeeds, the app is killed at its first
 # exec with the reason in its termination message; kubelet's restarts are

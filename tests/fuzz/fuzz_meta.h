@@ -26,6 +26,9 @@ static inline void fuzz_check_pod_policy(const struct pod_policy_ann *a)
 	FUZZ_CHECK(a->has_status_cpuset == (a->status_cpuset != NULL));
 	FUZZ_CHECK(!a->status_cpuset || a->status_cpuset[0]);
 	fuzz_check_cpulist_text(a->status_cpuset);
+	/* numaNodeResources: node ids only when given, none past the limit */
+	FUZZ_CHECK(a->has_status_numa == !cpumask_empty(&a->status_numa));
+	FUZZ_CHECK(cpumask_next(&a->status_numa, META_MAX_NUMA_NODE + 1) < 0);
 }
 
 static inline bool fuzz_same_text(const char *a, const char *b)
@@ -44,6 +47,8 @@ static inline void fuzz_exercise_pod_meta(struct pod_meta *m)
 		FUZZ_CHECK(fuzz_same_text(copy.cores_ids, m->cores_ids));
 		FUZZ_CHECK(!copy.cores_ids || copy.cores_ids != m->cores_ids);
 		FUZZ_CHECK(fuzz_same_text(copy.pod.status_cpuset, m->pod.status_cpuset));
+		FUZZ_CHECK(copy.pod.has_status_numa == m->pod.has_status_numa &&
+			   cpumask_equal(&copy.pod.status_numa, &m->pod.status_numa));
 		FUZZ_CHECK(strcmp(copy.error, m->error) == 0 && copy.invalid == m->invalid);
 		meta_release(&copy);
 	}
@@ -72,7 +77,8 @@ static inline void fuzz_check_pod_meta(int r, struct pod_meta *m)
 	FUZZ_CHECK((m->invalid == META_VALID) == !m->error[0]);
 	if (m->invalid == META_INVALID_BUNDLE) {
 		/* Nothing from an unusable bundle may be used. */
-		FUZZ_CHECK(!m->from_bundle && !m->cores_ids && !m->pod.status_cpuset);
+		FUZZ_CHECK(!m->from_bundle && !m->cores_ids && !m->pod.status_cpuset &&
+			   !m->pod.has_status_numa);
 		FUZZ_CHECK(!m->namespace_[0] && !m->pod_name[0] && !m->container_name[0] &&
 			   !m->pod_uid[0] && !m->termination_log && !m->pod.qos_class[0]);
 		FUZZ_CHECK(!m->has_cpu_limit && m->quota_us == -1);

@@ -15,41 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "user/config/config.h"
+#include "testlib_config.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-static char dir[64], ini[128], msg[CONFIG_ERR_MAX];
-
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/cpusetd-cfgexp.XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(ini, sizeof(ini), "%s/cpusetd.conf", dir);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	unlink(ini);
-	rmdir(dir);
-	return 0;
-}
-
-/* config_parse of "cpusetd --config INI" + one option (NULL = none),
- * with INI holding text. */
-static int parse(const char *text, const char *opt, struct cpusetd_config *c)
-{
-	char *argv[] = { "cpusetd", "--config", ini, (char *)opt, NULL };
-	FILE *f = fopen(ini, "w");
-
-	assert_non_null(f);
-	assert_true(fputs(text, f) >= 0);
-	assert_int_equal(fclose(f), 0);
-	return config_parse(opt ? 4 : 3, argv, c, msg, sizeof(msg));
-}
 
 static void test_defaults(void **state)
 {
@@ -57,7 +26,7 @@ static void test_defaults(void **state)
 	struct cpusetd_config c;
 
 	(void)state;
-	assert_int_equal(parse("", NULL, &c), 0);
+	assert_int_equal(tl_config_parse("", NULL, &c), 0);
 	assert_int_equal(c.export_containers, CONFIG_EXPORT_EXCLUSIVE);
 	assert_int_equal(c.n_rq_buckets, ARRAY_SIZE(want));
 	assert_memory_equal(c.rq_buckets_us, want, sizeof(want));
@@ -68,17 +37,17 @@ static void test_export_containers(void **state)
 	struct cpusetd_config c;
 
 	(void)state;
-	assert_int_equal(parse("export_containers = none\n", NULL, &c), 0);
+	assert_int_equal(tl_config_parse("export_containers = none\n", NULL, &c), 0);
 	assert_int_equal(c.export_containers, CONFIG_EXPORT_NONE);
 	/* the command line wins over the file */
-	assert_int_equal(parse("export_containers = none\n", "--export-containers=all", &c), 0);
+	assert_int_equal(tl_config_parse("export_containers = none\n", "--export-containers=all", &c), 0);
 	assert_int_equal(c.export_containers, CONFIG_EXPORT_ALL);
-	assert_int_equal(parse("export-containers = exclusive\n", NULL, &c), 0);
+	assert_int_equal(tl_config_parse("export-containers = exclusive\n", NULL, &c), 0);
 	assert_int_equal(c.export_containers, CONFIG_EXPORT_EXCLUSIVE);
-	assert_int_equal(parse("export_containers = sandboxes\n", NULL, &c), -EINVAL);
-	assert_non_null(strstr(msg, ":1: export_containers: expected all|exclusive|none, got 'sandboxes'"));
-	assert_int_equal(parse("", "--export-containers=All", &c), -EINVAL);
-	assert_string_equal(msg, "--export-containers: expected all|exclusive|none, got 'All'");
+	assert_int_equal(tl_config_parse("export_containers = sandboxes\n", NULL, &c), -EINVAL);
+	assert_non_null(strstr(tl_config_msg, ":1: export_containers: expected all|exclusive|none, got 'sandboxes'"));
+	assert_int_equal(tl_config_parse("", "--export-containers=All", &c), -EINVAL);
+	assert_string_equal(tl_config_msg, "--export-containers: expected all|exclusive|none, got 'All'");
 }
 
 static void test_buckets_list_and_all(void **state)
@@ -87,14 +56,14 @@ static void test_buckets_list_and_all(void **state)
 	struct cpusetd_config c;
 
 	(void)state;
-	assert_int_equal(parse("runqueue_wait_buckets_us = 8,64,512,1048576\n", NULL, &c), 0);
+	assert_int_equal(tl_config_parse("runqueue_wait_buckets_us = 8,64,512,1048576\n", NULL, &c), 0);
 	assert_int_equal(c.n_rq_buckets, ARRAY_SIZE(want));
 	assert_memory_equal(c.rq_buckets_us, want, sizeof(want));
-	assert_int_equal(parse("", "--runqueue-wait-buckets-us=all", &c), 0);
+	assert_int_equal(tl_config_parse("", "--runqueue-wait-buckets-us=all", &c), 0);
 	assert_int_equal(c.n_rq_buckets, CONFIG_MAX_RQ_BUCKETS);
 	assert_int_equal(c.rq_buckets_us[0], 2);
 	assert_int_equal(c.rq_buckets_us[CONFIG_MAX_RQ_BUCKETS - 1], 67108864);
-	assert_int_equal(parse("", "--runqueue-wait-buckets-us=67108864", &c), 0);
+	assert_int_equal(tl_config_parse("", "--runqueue-wait-buckets-us=67108864", &c), 0);
 	assert_int_equal(c.n_rq_buckets, 1);
 }
 
@@ -130,10 +99,10 @@ static void test_buckets_refused(void **state)
 		char opt[512];
 
 		snprintf(opt, sizeof(opt), "--runqueue-wait-buckets-us=%s", bad_cases[i].value);
-		if (parse("", opt, &c) != -EINVAL || !strstr(msg, bad_cases[i].why))
-			fail_msg("'%s': got '%s', want '%s'", bad_cases[i].value, msg, bad_cases[i].why);
-		if (strncmp(msg, "--runqueue-wait-buckets-us: ", 28) != 0)
-			fail_msg("'%s': the error does not name the option: '%s'", bad_cases[i].value, msg);
+		if (tl_config_parse("", opt, &c) != -EINVAL || !strstr(tl_config_msg, bad_cases[i].why))
+			fail_msg("'%s': got '%s', want '%s'", bad_cases[i].value, tl_config_msg, bad_cases[i].why);
+		if (strncmp(tl_config_msg, "--runqueue-wait-buckets-us: ", 28) != 0)
+			fail_msg("'%s': the error does not name the option: '%s'", bad_cases[i].value, tl_config_msg);
 	}
 }
 
@@ -146,8 +115,8 @@ static void test_printed(void **state)
 	FILE *f;
 
 	(void)state;
-	assert_int_equal(parse("export_containers = all\nruntime_wait = 1\n", NULL, &c), -EINVAL);
-	assert_int_equal(parse("export_containers = all\nrunqueue_wait_buckets_us = 16,1024\n",
+	assert_int_equal(tl_config_parse("export_containers = all\nruntime_wait = 1\n", NULL, &c), -EINVAL);
+	assert_int_equal(tl_config_parse("export_containers = all\nrunqueue_wait_buckets_us = 16,1024\n",
 			       NULL, &c), 0);
 	f = open_memstream(&text, &len);
 	assert_non_null(f);
@@ -168,5 +137,5 @@ int main(void)
 		cmocka_unit_test(test_printed),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tl_config_setup, tl_config_teardown);
 }

@@ -14,45 +14,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "user/config/config.h"
+#include "testlib_config.h"
 
-static char dir[64], ini[128], msg[CONFIG_ERR_MAX];
-
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/cpusetd-cfgnri.XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(ini, sizeof(ini), "%s/cpusetd.conf", dir);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	unlink(ini);
-	rmdir(dir);
-	return 0;
-}
-
-/* config_parse of "cpusetd --config INI" + one option (NULL = none). */
-static int parse(const char *text, const char *opt, struct cpusetd_config *c)
-{
-	char *argv[] = { "cpusetd", "--config", ini, (char *)opt, NULL };
-	FILE *f = fopen(ini, "w");
-
-	assert_non_null(f);
-	assert_true(fputs(text, f) >= 0);
-	assert_int_equal(fclose(f), 0);
-	return config_parse(opt ? 4 : 3, argv, c, msg, sizeof(msg));
-}
 
 static void test_defaults(void **state)
 {
 	struct cpusetd_config c;
 
 	(void)state;
-	assert_int_equal(parse("", NULL, &c), 0);
+	assert_int_equal(tl_config_parse("", NULL, &c), 0);
 	assert_true(c.nri);
 	assert_string_equal(c.nri_socket, "/var/run/nri/nri.sock");
 	assert_string_equal(c.nri_plugin_name, "cpusetd");
@@ -64,13 +34,13 @@ static void test_set(void **state)
 	struct cpusetd_config c;
 
 	(void)state;
-	assert_int_equal(parse("nri = off\nnri_socket = /run/x/nri.sock\n"
+	assert_int_equal(tl_config_parse("nri = off\nnri_socket = /run/x/nri.sock\n"
 			       "nri_plugin_name = cpu-set_d.1\nnri_plugin_index = 05\n", NULL, &c), 0);
 	assert_false(c.nri);
 	assert_string_equal(c.nri_socket, "/run/x/nri.sock");
 	assert_string_equal(c.nri_plugin_name, "cpu-set_d.1");
 	assert_string_equal(c.nri_plugin_index, "05");
-	assert_int_equal(parse("nri = off\n", "--nri=auto", &c), 0);	/* argv wins */
+	assert_int_equal(tl_config_parse("nri = off\n", "--nri=auto", &c), 0);	/* argv wins */
 	assert_true(c.nri);
 }
 
@@ -87,9 +57,9 @@ static void test_refused(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		if (parse(bad[i], NULL, &c) != -EINVAL)
+		if (tl_config_parse(bad[i], NULL, &c) != -EINVAL)
 			fail_msg("accepted: %s", bad[i]);
-		assert_non_null(strstr(msg, "nri"));
+		assert_non_null(strstr(tl_config_msg, "nri"));
 	}
 }
 
@@ -108,7 +78,7 @@ static void test_reload_and_print(void **state)
 			found++;
 		}
 	assert_int_equal(found, 4);
-	assert_int_equal(parse("nri = off\n", NULL, &c), 0);
+	assert_int_equal(tl_config_parse("nri = off\n", NULL, &c), 0);
 	assert_non_null(f = fmemopen(buf, sizeof(buf) - 1, "w"));
 	config_print(&c, f);
 	fclose(f);
@@ -120,10 +90,10 @@ static void test_reload_and_print(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_set, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_reload_and_print, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_defaults, tl_config_setup, tl_config_teardown),
+		cmocka_unit_test_setup_teardown(test_set, tl_config_setup, tl_config_teardown),
+		cmocka_unit_test_setup_teardown(test_refused, tl_config_setup, tl_config_teardown),
+		cmocka_unit_test_setup_teardown(test_reload_and_print, tl_config_setup, tl_config_teardown),
 	};
 
 	return cmocka_run_group_tests_name("config: NRI settings", tests, NULL, NULL);

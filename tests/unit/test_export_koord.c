@@ -104,10 +104,12 @@ static void test_whole_file(void **state)
 	struct topology *t = make_topo();
 	struct cpumask pool = tl_mask("0-1");
 	struct export_koord_pod pod = { "ns", "p\"q", "u", tl_mask("2"), false };
-	json_object *o = export_koord_json(t, &pod, 1, &pool), *v, *inner;
+	json_object *o = export_koord_json(t, &pod, 1, &(struct export_koord_pools){
+						   .shared = pool, .be = &pool }), *v, *inner;
 
 	(void)state;
 	assert_non_null(o);
+	/* the BE pool is the shared pool: no fourth annotation */
 	assert_int_equal(json_object_object_length(o), 3);
 	assert_true(json_object_object_get_ex(o, EXPORT_KOORD_POD_CPU_ALLOCS, &v));
 	assert_true(json_object_is_type(v, json_type_string));
@@ -125,6 +127,39 @@ static void test_whole_file(void **state)
 	free(t);
 }
 
+/* A BE pool that differs (LSR CPUs in it, say) is published beside the
+ * shared one, in the same CPUSharedPool shape; NULL means none. So are
+ * the SYSTEM QoS CPUs, when set. */
+static void test_be_pools(void **state)
+{
+	struct topology *t = make_topo();
+	struct cpumask pool = tl_mask("0"), be = tl_mask("0-1");
+	struct export_koord_pod pod = { "ns", "p", "u", tl_mask("2"), false };
+	struct cpumask sys = tl_mask("1");
+	json_object *o = export_koord_json(t, &pod, 1, &(struct export_koord_pools){
+						   .shared = pool, .be = &be }), *v;
+
+	(void)state;
+	assert_non_null(o);
+	assert_int_equal(json_object_object_length(o), 4);
+	assert_true(json_object_object_get_ex(o, EXPORT_KOORD_BE_CPU_SHARED_POOLS, &v));
+	assert_string_equal(json_object_get_string(v), "[{\"socket\":1,\"node\":1,\"cpuset\":\"0-1\"}]");
+	assert_true(json_object_object_get_ex(o, EXPORT_KOORD_CPU_SHARED_POOLS, &v));
+	assert_string_equal(json_object_get_string(v), "[{\"socket\":1,\"node\":1,\"cpuset\":\"0\"}]");
+	json_object_put(o);
+	o = export_koord_json(t, &pod, 1, &(struct export_koord_pools){ .shared = pool });
+	assert_int_equal(json_object_object_length(o), 3);
+	json_object_put(o);
+	/* SYSTEM QoS CPUs: SystemQOSResource, only when set */
+	o = export_koord_json(t, &pod, 1, &(struct export_koord_pools){
+				      .shared = pool, .system = &sys });
+	assert_int_equal(json_object_object_length(o), 4);
+	assert_true(json_object_object_get_ex(o, EXPORT_KOORD_SYSTEM_QOS_RESOURCE, &v));
+	assert_string_equal(json_object_get_string(v), "{\"cpuset\":\"1\"}");
+	json_object_put(o);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -132,6 +167,7 @@ int main(void)
 		cmocka_unit_test(test_pod_allocs),
 		cmocka_unit_test(test_shared_pools_by_socket_node),
 		cmocka_unit_test(test_whole_file),
+		cmocka_unit_test(test_be_pools),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

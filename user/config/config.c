@@ -99,8 +99,10 @@ static const struct option long_opts[] = {
 	{ "kubelet-compat",	required_argument, NULL, OPT_POLICY },
 	{ "kubelet-cpu-manager-policy-options", required_argument, NULL, OPT_POLICY },
 	{ "besteffort-pool",	required_argument, NULL, OPT_POLICY },
+	{ "be-numa-aware",	required_argument, NULL, OPT_POLICY },
 	{ "integer-qos",	required_argument, NULL, OPT_POLICY },
 	{ "reserved-cpus",	required_argument, NULL, OPT_POLICY },
+	{ "system-qos-cpus",	required_argument, NULL, OPT_POLICY },
 	{ "prefer-isolated-cpus", required_argument, NULL, OPT_POLICY },
 	{ "cores-ids-namespaces", required_argument, NULL, OPT_POLICY },
 	{ "resource-status-namespaces", required_argument, NULL, OPT_POLICY },
@@ -224,7 +226,11 @@ static void usage(void)
 	       "  --kubelet-compat BOOL    kubelet static CPU manager's choices\n"
 	       "  --kubelet-cpu-manager-policy-options NAME=BOOL,...\n"
 	       "  --besteffort-pool shared|be   --integer-qos LSE|LSR\n"
+	       "  --be-numa-aware BOOL     BE pods on their resource-status NUMA nodes'\n"
+	       "                           part of the BE pool (default true)\n"
 	       "  --reserved-cpus CPULIST  --prefer-isolated-cpus BOOL\n"
+	       "  --system-qos-cpus CPULIST  Koordinator SYSTEM pods' own CPUs, out of\n"
+	       "                           the shared pool (default none: the shared pool)\n"
 	       "Who may name CPUs by pod annotation (see the README, Security model):\n"
 	       "  --cores-ids-namespaces PATTERNS  namespaces whose pods may use\n"
 	       "                           weka.io/cores-ids: comma-separated fnmatch\n"
@@ -924,6 +930,14 @@ static int resolve_sched(struct loader *l)
 /* min_shared_cpus against the CPUs online, into err[len]. */
 static int check_min_shared(const struct cpusetd_config *c, unsigned online, char *err, size_t len)
 {
+	unsigned sys = cpumask_weight(&c->policy.system_qos_cpus);
+
+	if (sys && c->policy.min_shared_cpus + sys >= online) {
+		snprintf(err, len, "system_qos_cpus takes %u of the %u CPUs online: fewer than "
+			 "min_shared_cpus %u + 1 left for the shared pool and exclusive CPUs",
+			 sys, online, c->policy.min_shared_cpus);
+		return -EINVAL;
+	}
 	if (c->policy.min_shared_cpus < online)
 		return 0;
 	snprintf(err, len, "min_shared_cpus %u is not below the %u CPU%s online: "
@@ -950,6 +964,16 @@ int config_check_node(const struct cpusetd_config *c, const struct cpumask *onli
 	if (check_min_shared(c, cpumask_weight(online), err, len) < 0)
 		return -EINVAL;
 	/* controller_new refuses these too: a start would fail. */
+	if (!cpumask_subset(&c->policy.system_qos_cpus, online)) {
+		cpulist_format(&c->policy.system_qos_cpus, list, sizeof(list));
+		snprintf(err, len, "system_qos_cpus %s: not all of them are online", list);
+		return -EINVAL;
+	}
+	if (cpumask_intersects(&c->policy.system_qos_cpus, &c->policy.reserved_cpus)) {
+		snprintf(err, len, "system_qos_cpus and reserved_cpus overlap: reserved_cpus stay "
+			 "in the shared pool, system_qos_cpus leave it");
+		return -EINVAL;
+	}
 	if (!cpumask_subset(&c->policy.reserved_cpus, online)) {
 		cpulist_format(&c->policy.reserved_cpus, list, sizeof(list));
 		snprintf(err, len, "reserved_cpus %s: not all of them are online", list);

@@ -86,6 +86,11 @@ static int set_isolated(struct policy_config *c, const char *v, char *err, size_
 	return set_bool(&c->prefer_isolated, v, err, len);
 }
 
+static int set_be_numa(struct policy_config *c, const char *v, char *err, size_t len)
+{
+	return set_bool(&c->be_numa_aware, v, err, len);
+}
+
 static int set_kubelet_options(struct policy_config *c, const char *v, char *err, size_t len)
 {
 	return policy_kubelet_options_parse(v, &c->alloc.kubelet, err, len);
@@ -111,12 +116,22 @@ static int set_integer_qos(struct policy_config *c, const char *v, char *err, si
 	return -EINVAL;
 }
 
-static int set_reserved(struct policy_config *c, const char *v, char *err, size_t len)
+static int set_cpulist(struct cpumask *m, const char *v, char *err, size_t len)
 {
-	if (cpulist_parse(v, &c->reserved_cpus) == 0)
+	if (cpulist_parse(v, m) == 0)
 		return 0;
 	snprintf(err, len, "expected a cpulist such as 0,2-3, got '%s'", v);
 	return -EINVAL;
+}
+
+static int set_reserved(struct policy_config *c, const char *v, char *err, size_t len)
+{
+	return set_cpulist(&c->reserved_cpus, v, err, len);
+}
+
+static int set_system_qos(struct policy_config *c, const char *v, char *err, size_t len)
+{
+	return set_cpulist(&c->system_qos_cpus, v, err, len);
 }
 
 /* A namespace pattern list (policy.h, policy_namespaces.c): at most
@@ -176,8 +191,10 @@ static const struct {
 	{ "kubelet-compat", set_compat },
 	{ "kubelet-cpu-manager-policy-options", set_kubelet_options },
 	{ "besteffort-pool", set_be_pool },
+	{ "be-numa-aware", set_be_numa },
 	{ "integer-qos", set_integer_qos },
 	{ "reserved-cpus", set_reserved },
+	{ "system-qos-cpus", set_system_qos },
 	{ "prefer-isolated-cpus", set_isolated },
 	{ "cores-ids-namespaces", set_cores_ids_ns },
 	{ "resource-status-namespaces", set_resource_status_ns },
@@ -195,6 +212,7 @@ int config_policy_set(struct policy_config *c, const char *name, const char *v,
 void config_policy_defaults(struct policy_config *c)
 {
 	c->integer_qos = POLICY_QOS_LSE;
+	c->be_numa_aware = true;	/* as koordlet's BECPUManager */
 	/* PRD: any pod may name its CPUs; the shipped config says why
 	 * to narrow it (README "Security model") */
 	strcpy(c->cores_ids_namespaces, "*");

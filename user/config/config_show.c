@@ -115,6 +115,7 @@ static void f_align(const struct cpusetd_config *c, char *b, size_t n) { snprint
 static void f_scope(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", c->policy.alloc.pod_scope ? "pod" : "container"); }
 static void f_compat(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", yes_no(c->policy.alloc.kubelet_compat)); }
 static void f_be(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", c->policy.besteffort_be_pool ? "be" : "shared"); }
+static void f_be_numa(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", yes_no(c->policy.be_numa_aware)); }
 static void f_qos(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", policy_qos_name(c->policy.integer_qos)); }
 static void f_isol(const struct cpusetd_config *c, char *b, size_t n) { snprintf(b, n, "%s", yes_no(c->policy.prefer_isolated)); }
 
@@ -139,6 +140,14 @@ static void f_reserved(const struct cpusetd_config *c, char *b, size_t n)
 	char list[CPULIST_MAX];
 
 	cpulist_format(&c->policy.reserved_cpus, list, sizeof(list));
+	snprintf(b, n, "%s", list);
+}
+
+static void f_system_qos(const struct cpusetd_config *c, char *b, size_t n)
+{
+	char list[CPULIST_MAX];
+
+	cpulist_format(&c->policy.system_qos_cpus, list, sizeof(list));
 	snprintf(b, n, "%s", list);
 }
 
@@ -211,8 +220,10 @@ static const struct key keys[] = {
 	{ "kubelet_cpu_manager_policy_options", RESTART, FIELD(policy.alloc.kubelet), 0, 0,
 	  f_kubelet_opts },
 	{ "besteffort_pool", RESTART, FIELD(policy.besteffort_be_pool), 0, 0, f_be },
+	{ "be_numa_aware", RESTART, FIELD(policy.be_numa_aware), 0, 0, f_be_numa },
 	{ "integer_qos", RESTART, FIELD(policy.integer_qos), 0, 0, f_qos },
 	{ "reserved_cpus", RESTART, FIELD(policy.reserved_cpus), 0, 0, f_reserved },
+	{ "system_qos_cpus", RESTART, FIELD(policy.system_qos_cpus), 0, 0, f_system_qos },
 	{ "prefer_isolated_cpus", RESTART, FIELD(policy.prefer_isolated), 0, 0, f_isol },
 	/* who may use the fixed-set annotations: a permission, not how CPUs
 	 * are chosen; the resync after the reload admits everyone again */

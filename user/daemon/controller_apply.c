@@ -23,21 +23,26 @@
 #include "controller_plan.h"
 
 /* Brings one container to its decision. Shared: the current pool, mems
- * untouched; an empty pool is never written (tasks could not run).
+ * untouched; on a pool part, the pool on its nodes and mems those nodes;
+ * an empty pool is never written (tasks could not run).
  * Planned (v2): cpuset.cpus is the plan's (apply_one), only mems here. */
 void controller_apply(struct controller *c, struct container *ct)
 {
 	if (!container_live(ct))
 		return;		/* holds nothing: no task to place */
 	if (controller_planned(c)) {
-		if (policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus))
+		if (policy_pool_for(c->policy, &ct->d, &ct->d.cpus) && !pool_part(ct))
 			return;
 		controller_write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
 		return;
 	}
-	if (policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus)) {
-		if (!cpumask_empty(&ct->d.cpus))
-			controller_write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
+	if (policy_pool_for(c->policy, &ct->d, &ct->d.cpus)) {
+		if (cpumask_empty(&ct->d.cpus))
+			return;
+		controller_write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
+		if (pool_part(ct))
+			controller_write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied,
+					     &ct->mems_known);
 		return;
 	}
 	/* Every CPU of a fixed set offline: nothing of its own to run on;
@@ -61,7 +66,7 @@ bool controller_off_decision(struct controller *c, struct container *ct, enum cg
 	/* The same choices as controller_apply above, without the writes. */
 	if (f == CGFS_CPUS && controller_planned(c))
 		return controller_plan_off(c, ct);
-	pool = policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus);
+	pool = policy_pool_for(c->policy, &ct->d, &ct->d.cpus) && !pool_part(ct);
 	if (f == CGFS_MEMS) {
 		if (pool || (!controller_planned(c) && cpumask_empty(&ct->d.cpus)))
 			return false;	/* mems left as they are */

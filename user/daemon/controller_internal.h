@@ -186,6 +186,13 @@ static inline bool pooled(const struct container *ct)
 	       (ct->d.kind == CPUSETD_KIND_SHARED || ct->d.kind == CPUSETD_KIND_BE);
 }
 
+/* Pooled on a part of its pool (the NUMA nodes Koordinator named): its
+ * set follows the pool there, and its mems are those nodes. */
+static inline bool pool_part(const struct container *ct)
+{
+	return pooled(ct) && !cpumask_empty(&ct->d.pool_nodes);
+}
+
 
 /* --- controller_write.c (also the plan's writes) --- */
 

@@ -163,11 +163,13 @@ static void rec_told_from_meta(struct nri_rec *r)
 
 /* The pools as they are now, computed once per pass (1024-bit sets). */
 struct pools {
+	const struct policy *policy;	/* for pool parts */
 	struct cpumask shared, be;
 };
 
 static void pools_now(const struct controller *c, struct pools *ret)
 {
+	ret->policy = c->policy;
 	policy_shared_pool(c->policy, &ret->shared);
 	policy_be_pool(c->policy, &ret->be);
 }
@@ -179,7 +181,14 @@ static bool want_of(const struct pools *pl, const struct container *ct, struct c
 		    struct cpumask *mems, bool *has_mems)
 {
 	*has_mems = false;
-	if (nri_pool_kind(ct->d.kind)) {
+	if (nri_pool_kind(ct->d.kind) &&
+	    (!cpumask_empty(&ct->d.pool_nodes) || ct->d.system_pool)) {
+		/* A pool part: the pool on its nodes, mems those nodes;
+		 * the SYSTEM set: mems left alone. */
+		policy_pool_for(pl->policy, &ct->d, cpus);
+		*mems = ct->d.mems;
+		*has_mems = !cpumask_empty(mems);
+	} else if (nri_pool_kind(ct->d.kind)) {
 		*cpus = ct->d.kind == CPUSETD_KIND_SHARED ? pl->shared : pl->be;
 	} else {
 		*cpus = ct->d.cpus;

@@ -335,10 +335,12 @@ static void refresh(struct controller *c)
 		if (p->cg[i]) {
 			x->own = p->cg[i]->own;
 		} else if (ct) {
-			x->exclusive = !pooled(ct);
+			/* A pool part or the SYSTEM set is a set of its
+			 * own: written at the container. */
+			x->exclusive = !pooled(ct) || pool_part(ct) || ct->d.system_pool;
 			cpumask_zero(&x->target);
 			if (container_live(ct)) {
-				policy_pool_of(c->policy, ct->d.kind, &ct->d.cpus);
+				policy_pool_for(c->policy, &ct->d, &ct->d.cpus);
 				x->target = ct->d.cpus;
 			}
 			if (ct->cpus_known)

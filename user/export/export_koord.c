@@ -146,14 +146,31 @@ static int add_text(json_object *o, const char *key, json_object *v)
 	return 0;
 }
 
-json_object *export_koord_json(const struct topology *t, const struct export_koord_pod *pods,
-			       size_t n, const struct cpumask *shared_pool)
+/* SystemQOSResource (Koordinator apis/extension): {"cpuset": "..."}. */
+static json_object *system_qos(const struct cpumask *cpus)
 {
+	json_object *o = json_object_new_object();
+
+	if (o)
+		json_object_object_add(o, "cpuset", cpumask_json(cpus));
+	return o;
+}
+
+json_object *export_koord_json(const struct topology *t, const struct export_koord_pod *pods,
+			       size_t n, const struct export_koord_pools *pools)
+{
+	const struct cpumask *be = pools->be, *sys = pools->system;
 	json_object *o = json_object_new_object();
 
 	if (!o || add_text(o, EXPORT_KOORD_CPU_TOPOLOGY, export_koord_cpu_topology(t)) < 0 ||
 	    add_text(o, EXPORT_KOORD_POD_CPU_ALLOCS, export_koord_pod_allocs(pods, n)) < 0 ||
-	    add_text(o, EXPORT_KOORD_CPU_SHARED_POOLS, export_koord_shared_pools(t, shared_pool)) < 0) {
+	    add_text(o, EXPORT_KOORD_CPU_SHARED_POOLS,
+		     export_koord_shared_pools(t, &pools->shared)) < 0 ||
+	    /* Only when it says something the shared pools do not. */
+	    (be && !cpumask_equal(be, &pools->shared) &&
+	     add_text(o, EXPORT_KOORD_BE_CPU_SHARED_POOLS, export_koord_shared_pools(t, be)) < 0) ||
+	    (sys && !cpumask_empty(sys) &&
+	     add_text(o, EXPORT_KOORD_SYSTEM_QOS_RESOURCE, system_qos(sys)) < 0)) {
 		json_object_put(o);
 		return NULL;
 	}

@@ -47,6 +47,15 @@
 #define EXPORT_KOORD_CPU_TOPOLOGY	"node.koordinator.sh/cpu-topology"
 #define EXPORT_KOORD_POD_CPU_ALLOCS	"node.koordinator.sh/pod-cpu-allocs"
 #define EXPORT_KOORD_CPU_SHARED_POOLS	"node.koordinator.sh/cpu-shared-pools"
+#define EXPORT_KOORD_BE_CPU_SHARED_POOLS "node.koordinator.sh/be-cpu-shared-pools"
+#define EXPORT_KOORD_SYSTEM_QOS_RESOURCE "node.koordinator.sh/system-qos-resource"
+
+/* The node's pools as topology.json publishes them (CPU ids). */
+struct export_koord_pools {
+	struct cpumask shared;
+	const struct cpumask *be;	/* NULL: not published */
+	const struct cpumask *system;	/* system_qos_cpus; NULL or empty: none */
+};
 
 /* One pod's exclusive CPUs; strings borrowed. */
 struct export_koord_pod {
@@ -76,11 +85,16 @@ json_object *export_koord_pod_allocs(const struct export_koord_pod *pods, size_t
 json_object *export_koord_shared_pools(const struct topology *t, const struct cpumask *pool);
 
 /*
- * The whole topology.json object (the three annotations, values as JSON
- * strings). A new object the caller puts; NULL on ENOMEM.
+ * The whole topology.json object (the annotations, values as JSON
+ * strings): CPU topology, pod allocations, the shared pool per (socket,
+ * NUMA node), the BE pool the same way when it differs from the shared
+ * pool (an LSR or annotated CPU is in one and not the other): the parts
+ * koordlet binds NUMA-constrained LS and BE pods to; and the SYSTEM QoS
+ * CPUs as SystemQOSResource {"cpuset": ...} when set. A new object the
+ * caller puts; NULL on ENOMEM.
  */
 json_object *export_koord_json(const struct topology *t, const struct export_koord_pod *pods,
-			       size_t n, const struct cpumask *shared_pool);
+			       size_t n, const struct export_koord_pools *pools);
 
 /*
  * Sorts a pod array by (namespace, name, uid) so topology.json does not

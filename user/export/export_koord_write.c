@@ -156,7 +156,9 @@ int export_koord_write(const struct snapshot *s, const char *state_dir)
 	r = collect(s, &pods, &n);
 	if (r < 0)
 		return r;
-	o = export_koord_json(s->topo, pods, n, &s->shared_pool);
+	o = export_koord_json(s->topo, pods, n, &(struct export_koord_pools){
+				      .shared = s->shared_pool, .be = &s->be_pool,
+				      .system = s->policy ? &s->policy->system_qos_cpus : NULL });
 	free(pods);
 	if (!o)
 		return -ENOMEM;

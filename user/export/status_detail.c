@@ -27,6 +27,8 @@ static json_object *annotations_obj(const struct pod_meta *m)
 	ann(o, "weka.io/cores-ids", true, m->cores_ids);
 	ann(o, META_QOS_CLASS_ANNOTATION, true, a->qos_class);
 	ann(o, "resource-status.cpuset", a->has_status_cpuset, a->status_cpuset);
+	if (a->has_status_numa)		/* the node ids, as a cpulist */
+		add(o, "resource-status.numaNodeResources", cpumask_json(&a->status_numa));
 	ann(o, "resource-spec.preferredCPUBindPolicy", true, a->bind_policy);
 	ann(o, "resource-spec.preferredCPUExclusivePolicy", true, a->exclusive_policy);
 	ann(o, META_PREFER_ISOLATED_ANNOTATION, true, a->prefer_isolated);
@@ -54,6 +56,10 @@ json_object *status_decision_obj(const struct snapshot *s, const struct snapshot
 		excl ? koord_excl_policy_name(e->exclusive_policy) : ""));
 	add(o, "pod_affinity", json_object_new_boolean(e && e->pod_affinity));
 	add(o, "numa_nodes", cpumask_json(&nodes));
+	/* On a pool part: the NUMA nodes Koordinator bound it to ("" = the
+	 * whole pool). */
+	add(o, "pool_nodes", cpumask_json(&ct->d->pool_nodes));
+	add(o, "system_pool", json_object_new_boolean(ct->d->system_pool));
 	add(o, "annotations", annotations_obj(m));
 	return o;
 }

@@ -572,6 +572,8 @@ bool meta_policy_equal(const struct pod_meta *a, const struct pod_meta *b)
 	       strcmp(p->qos_class, q->qos_class) == 0 &&
 	       p->has_status_cpuset == q->has_status_cpuset &&
 	       same_str(p->status_cpuset, q->status_cpuset) &&
+	       p->has_status_numa == q->has_status_numa &&
+	       cpumask_equal(&p->status_numa, &q->status_numa) &&
 	       strcmp(p->bind_policy, q->bind_policy) == 0 &&
 	       strcmp(p->exclusive_policy, q->exclusive_policy) == 0 &&
 	       strcmp(p->prefer_isolated, q->prefer_isolated) == 0 &&

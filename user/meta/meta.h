@@ -53,6 +53,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "user/base/cpumask.h"
 
 #define META_CORES_IDS_ANNOTATION	"weka.io/cores-ids"
 #define META_DEFAULT_TERMINATION_PATH	"/dev/termination-log"
@@ -72,6 +73,12 @@
 #define META_RESOURCE_STATUS_ANNOTATION	"scheduling.koordinator.sh/resource-status"
 #define META_RESOURCE_SPEC_ANNOTATION	"scheduling.koordinator.sh/resource-spec"
 #define META_PREFER_ISOLATED_ANNOTATION	"cpusetd.io/prefer-isolated-cpus"
+/* resource-status numaNodeResources: NUMA node ids are below the kernel's
+ * MAX_NUMNODES (1 << CONFIG_NODES_SHIFT, at most 1024), and a pod names at
+ * most this many entries (a node has at most a few dozen nodes; more is
+ * not a scheduler's answer). */
+#define META_MAX_NUMA_NODE		1023
+#define META_MAX_NUMA_ENTRIES		64
 
 /*
  * Pod-level placement wishes, as raw text: the policy validates the names
@@ -82,6 +89,13 @@ struct pod_policy_ann {
 	bool has_status_cpuset;
 	char *status_cpuset;		/* resource-status {"cpuset": "..."},
 					 * owned (meta_release), NULL = absent */
+	/* resource-status {"numaNodeResources": [{"node": N, "resources":
+	 * {...}}, ...]}: the NUMA nodes the scheduler placed the pod on (bit
+	 * n = node n; Koordinator apis/extension NUMANodeResource). Every
+	 * listed node counts, as koordlet's cpuset rule reads it; the
+	 * resources are checked for shape only. Empty = not given. */
+	bool has_status_numa;
+	struct cpumask status_numa;
 	char bind_policy[32];		/* resource-spec preferredCPUBindPolicy */
 	char exclusive_policy[32];	/* resource-spec preferredCPUExclusivePolicy */
 	char prefer_isolated[8];	/* "true" / "false" */

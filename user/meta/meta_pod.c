@@ -73,16 +73,72 @@ static int inner_object(struct json_object *ann, const char *key, struct json_ob
 	return 1;
 }
 
+/*
+ * resource-status "numaNodeResources" (Koordinator apis/extension
+ * NUMANodeResource: {"node": int32, "resources": ResourceList}) into
+ * a->status_numa. Absent, null or [] = not given. Anything else that is
+ * not an array of at most META_MAX_NUMA_ENTRIES objects, each with an
+ * integer "node" in 0..META_MAX_NUMA_NODE and "resources" absent, null
+ * or an object, is recorded as malformed, naming the entry.
+ */
+static void numa_nodes(struct json_object *o, struct pod_policy_ann *a)
+{
+	static const char key[] = "numaNodeResources";
+	struct json_object *arr = NULL, *e, *v;
+	struct cpumask nodes = { 0 };
+	int r = meta_member(o, key, json_type_array, &arr);
+	size_t n;
+	int64_t node;
+
+	if (r < 0) {
+		bad(a, "%s: \"%s\" is not an array", META_RESOURCE_STATUS_ANNOTATION, key);
+		return;
+	}
+	if (r == 0)
+		return;
+	n = json_object_array_length(arr);
+	if (n > META_MAX_NUMA_ENTRIES) {
+		bad(a, "%s: \"%s\" has %zu entries, more than %u", META_RESOURCE_STATUS_ANNOTATION,
+		    key, n, META_MAX_NUMA_ENTRIES);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		e = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(e, json_type_object)) {
+			bad(a, "%s: \"%s\"[%zu] is not an object", META_RESOURCE_STATUS_ANNOTATION,
+			    key, i);
+			return;
+		}
+		/* json-c reads a fraction or an exponent as a double: only
+		 * a plain integer is a node id. */
+		if (meta_member(e, "node", json_type_int, &v) <= 0 ||
+		    (node = json_object_get_int64(v)) < 0 || node > META_MAX_NUMA_NODE) {
+			bad(a, "%s: \"%s\"[%zu].node is not an integer 0-%u",
+			    META_RESOURCE_STATUS_ANNOTATION, key, i, META_MAX_NUMA_NODE);
+			return;
+		}
+		if (meta_member(e, "resources", json_type_object, &v) < 0) {
+			bad(a, "%s: \"%s\"[%zu].resources is not an object",
+			    META_RESOURCE_STATUS_ANNOTATION, key, i);
+			return;
+		}
+		cpumask_set(&nodes, (unsigned)node);
+	}
+	a->status_numa = nodes;
+	a->has_status_numa = n > 0;
+}
+
 static int resource_status(struct json_object *ann, struct pod_policy_ann *a)
 {
 	struct json_object *o;
 	int r;
 
-	if (a->has_status_cpuset)
-		return 0;
+	if (a->has_status_cpuset || a->has_status_numa)
+		return 0;	/* the first source wins (meta.h) */
 	r = inner_object(ann, META_RESOURCE_STATUS_ANNOTATION, &o, a);
 	if (r <= 0)
 		return r == -ENOMEM ? r : 0;
+	numa_nodes(o, a);
 	r = meta_dup_string(o, "cpuset", META_MAX_CPULIST_BYTES, &a->status_cpuset);
 	json_object_put(o);
 	if (r == -ENOMEM)

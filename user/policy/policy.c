@@ -108,6 +108,11 @@ static int record(struct policy *p, const struct policy_request *req,
 		e->mems = d->mems;
 		e->baseline = d->cpus;
 	}
+	if (!d->err && !cpumask_empty(&d->pool_nodes)) {
+		e->pool_nodes = d->pool_nodes;
+		e->mems = d->mems;
+	}
+	e->system_pool = !d->err && d->system_pool;
 	if (strmap_put(p->by_cid, e->container_id, e) < 0)
 		goto nomem;
 	policy_own_cpus(p, e);

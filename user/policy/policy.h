@@ -110,9 +110,17 @@ struct policy_config {
 	unsigned min_shared_cpus;	/* >= 1 */
 	enum policy_on_error on_error;
 	bool besteffort_be_pool;	/* BestEffort pods without a class: BE pool */
+	/* A BE pod whose resource-status names NUMA nodes runs on the BE
+	 * pool's part on those nodes (koordlet's BECPUManager); false: the
+	 * whole BE pool. Shared pods always follow their nodes. */
+	bool be_numa_aware;
 	enum policy_qos integer_qos;	/* LSE (default) or LSR */
 	bool prefer_isolated;		/* every integer container opts in */
 	struct cpumask reserved_cpus;	/* kubelet reservedSystemCPUs */
+	/* Koordinator SYSTEM QoS pods' own CPUs (the node's
+	 * system-qos-resource): out of the shared pool, never exclusive,
+	 * never in a fixed set; empty: SYSTEM pods use the shared pool. */
+	struct cpumask system_qos_cpus;
 	struct policy_alloc_config alloc;
 	/* Namespaces whose pods may use weka.io/cores-ids and resource-status:
 	 * comma-separated fnmatch(3) patterns ("*" every namespace, "" none;
@@ -151,7 +159,15 @@ struct policy_request {
 struct policy_decision {
 	enum cpusetd_kind kind;		/* what it is placed as */
 	struct cpumask cpus;		/* shared: the pool now; only online CPUs */
-	struct cpumask mems;		/* empty for shared: leave as is */
+	struct cpumask mems;		/* empty for shared: leave as is; a pool
+					 * part: its NUMA nodes */
+	/* Shared or BE on a part of its pool: the NUMA node ids Koordinator's
+	 * resource-status numaNodeResources named (cpus = the pool on those
+	 * nodes); empty = the whole pool. */
+	struct cpumask pool_nodes;
+	/* A Koordinator SYSTEM pod with system_qos_cpus set: kind shared,
+	 * cpus = system_qos_cpus (online), mems left as they are. */
+	bool system_pool;
 	uint8_t exclusive_policy;	/* integer: enum koord_excl_policy given */
 	enum policy_error err;
 	bool reject;			/* err, on_error=reject, not a sandbox */
@@ -172,7 +188,11 @@ struct policy_entry {
 	char name[320];
 	enum cpusetd_kind kind;
 	struct cpumask cpus;		/* exclusive/annotated CPUs; empty for shared */
-	struct cpumask mems;
+	struct cpumask mems;		/* exclusive: their nodes; a pool part:
+					 * pool_nodes */
+	struct cpumask pool_nodes;	/* pooled: its part's NUMA nodes, or empty
+					 * for the whole pool (policy_decision) */
+	bool system_pool;		/* on system_qos_cpus (policy_decision) */
 	struct cpumask baseline;	/* integer: the CPUs it was admitted (or
 					 * adopted) with; a resize keeps them */
 	unsigned n_cpus;		/* integer: N requested; 0 for scheduled */
@@ -304,13 +324,23 @@ int policy_decision_get(const struct policy *p, const char *container_id,
 /* The recorded entry for container_id, or NULL. */
 const struct policy_entry *policy_lookup(const struct policy *p, const char *container_id);
 
-/* Shared pool = online − isolated − reserved. */
+/* Shared pool = online − isolated − reserved − system_qos_cpus. */
 void policy_shared_pool(const struct policy *p, struct cpumask *ret);
 /* BE pool = online − isolated − annotated − LSE CPUs (LSR CPUs included). */
 void policy_be_pool(const struct policy *p, struct cpumask *ret);
 /* The pool a container of kind lives on (shared or BE) into *ret; false
  * (ret untouched) for kinds with their own CPUs. */
 bool policy_pool_of(const struct policy *p, enum cpusetd_kind kind, struct cpumask *ret);
+/*
+ * The CPUs a pooled decision runs on now: its pool (d->kind) on the NUMA
+ * nodes d->pool_nodes (node ids; empty = the whole pool), into *ret (CPU
+ * ids; empty when no CPU of the pool is left on those nodes). false (ret
+ * untouched) for kinds with their own CPUs. Koordinator's koordlet gives
+ * such a pod the union of the node.koordinator.sh/cpu-shared-pools
+ * entries of its nodes (runtimehooks/hooks/cpuset/rule.go).
+ */
+bool policy_pool_for(const struct policy *p, const struct policy_decision *d,
+		     struct cpumask *ret);
 /* Reserved = annotated ∪ integer CPUs. */
 void policy_reserved(const struct policy *p, struct cpumask *ret);
 

@@ -88,6 +88,7 @@ void policy_shared_pool(const struct policy *p, struct cpumask *ret)
 	policy_reserved(p, &reserved);
 	cpumask_andnot(ret, &p->topo->online, &reserved);
 	cpumask_andnot(ret, ret, &p->topo->isolated);
+	cpumask_andnot(ret, ret, &p->cfg.system_qos_cpus);
 }
 
 void policy_be_pool(const struct policy *p, struct cpumask *ret)
@@ -108,6 +109,34 @@ bool policy_pool_of(const struct policy *p, enum cpusetd_kind kind, struct cpuma
 		policy_be_pool(p, ret);
 	else
 		return false;
+	return true;
+}
+
+/* The CPUs of NUMA nodes (ids) of the topology. */
+static void cpus_of_nodes(const struct topology *t, const struct cpumask *nodes,
+			  struct cpumask *ret)
+{
+	int n;
+
+	cpumask_zero(ret);
+	cpumask_for_each(n, nodes)
+		cpumask_or(ret, ret, &t->node_cpus[n]);
+}
+
+bool policy_pool_for(const struct policy *p, const struct policy_decision *d,
+		     struct cpumask *ret)
+{
+	struct cpumask pool, part;
+
+	if (!policy_pool_of(p, d->kind, &pool))
+		return false;
+	if (d->system_pool)	/* koordlet: the node's system-qos-resource */
+		cpumask_and(&pool, &p->cfg.system_qos_cpus, &p->topo->online);
+	else if (!cpumask_empty(&d->pool_nodes)) {
+		cpus_of_nodes(p->topo, &d->pool_nodes, &part);
+		cpumask_and(&pool, &pool, &part);
+	}
+	*ret = pool;
 	return true;
 }
 
@@ -168,6 +197,40 @@ void policy_fmt_mask(const struct cpumask *m, char *buf, size_t len)
 		snprintf(buf, len, "(%u CPUs)", cpumask_weight(m));
 }
 
+/*
+ * A pool part in use (a container Koordinator placed on some NUMA nodes'
+ * share of a pool) may not be emptied: it would have nowhere to run, and
+ * it is never widened behind the scheduler's back. Taking cpus is checked
+ * against both pools: an LSR container's CPUs stay in the BE pool, so a
+ * BE part is judged strictly there (refused when LSR alone would empty it).
+ */
+static int check_parts(const struct policy *p, const struct cpumask *cpus,
+		       struct policy_decision *d)
+{
+	const struct policy_entry *e;
+	struct policy_decision pd;
+	struct cpumask part, left;
+	char nodes[64];
+	size_t it = 0;
+
+	while ((e = policy_next(p, &it))) {
+		if (cpumask_empty(&e->pool_nodes) || e->err)
+			continue;
+		pd = (struct policy_decision){ .kind = e->kind, .pool_nodes = e->pool_nodes };
+		if (!policy_pool_for(p, &pd, &part) || cpumask_empty(&part))
+			continue;	/* already empty: hotplug, not this taker */
+		cpumask_andnot(&left, &part, cpus);
+		if (!cpumask_empty(&left))
+			continue;
+		policy_fmt_mask(&e->pool_nodes, nodes, sizeof(nodes));
+		return policy_fail(d, POLICY_ERR_SHARED_POOL_EMPTY,
+				   "would leave no CPU of the %s pool on NUMA node(s) %s, where "
+				   "%.200s runs (resource-status numaNodeResources)",
+				   e->kind == CPUSETD_KIND_BE ? "BE" : "shared", nodes, e->name);
+	}
+	return 0;
+}
+
 int policy_check_pool(const struct policy *p, const struct cpumask *cpus,
 		      struct policy_decision *d)
 {
@@ -175,11 +238,11 @@ int policy_check_pool(const struct policy *p, const struct cpumask *cpus,
 
 	policy_shared_pool(p, &pool);
 	cpumask_andnot(&pool, &pool, cpus);
-	if (cpumask_weight(&pool) >= p->cfg.min_shared_cpus)
-		return 0;
-	return policy_fail(d, POLICY_ERR_SHARED_POOL_EMPTY,
-			   "would leave %u CPUs in the shared pool (min_shared_cpus=%u)",
-			   cpumask_weight(&pool), p->cfg.min_shared_cpus);
+	if (cpumask_weight(&pool) < p->cfg.min_shared_cpus)
+		return policy_fail(d, POLICY_ERR_SHARED_POOL_EMPTY,
+				   "would leave %u CPUs in the shared pool (min_shared_cpus=%u)",
+				   cpumask_weight(&pool), p->cfg.min_shared_cpus);
+	return check_parts(p, cpus, d);
 }
 
 /* --- book-keeping --- */
@@ -188,10 +251,11 @@ void policy_decision_of(const struct policy *p, const struct policy_entry *e,
 			struct policy_decision *d)
 {
 	*d = (struct policy_decision){ .kind = e->kind, .err = e->err,
-				       .exclusive_policy = e->exclusive_policy };
+				       .exclusive_policy = e->exclusive_policy,
+				       .pool_nodes = e->pool_nodes, .system_pool = e->system_pool };
 	/* Fixed sets keep offline CPUs in the book-keeping; never write them
 	 * (cgroup v1 refuses them). */
-	if (!policy_pool_of(p, e->kind, &d->cpus))
+	if (!policy_pool_for(p, d, &d->cpus))
 		cpumask_and(&d->cpus, &e->cpus, &p->topo->online);
 	d->mems = e->mems;
 	d->reject = e->err && !e->err_hotplug && p->cfg.on_error == POLICY_ON_ERROR_REJECT &&
@@ -265,6 +329,7 @@ void policy_free_beside(const struct policy *p, const struct klass_info *ki,
 	cpumask_andnot(&free_cpus, &p->topo->online, &p->annotated);
 	cpumask_andnot(&free_cpus, &free_cpus, &p->exclusive);
 	cpumask_andnot(&free_cpus, &free_cpus, &p->cfg.reserved_cpus);
+	cpumask_andnot(&free_cpus, &free_cpus, &p->cfg.system_qos_cpus);
 	cpumask_andnot(&free_cpus, &free_cpus, rooms);
 	cpumask_and(&iso, &free_cpus, &p->topo->isolated);
 	if (ki->prefer_isolated && cpumask_weight(&iso) >= ki->n) {

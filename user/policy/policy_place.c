@@ -48,6 +48,12 @@ static int check_held(const struct policy *p, const char *what, const struct cpu
 				   "%s CPUs %.128s are reserved for the system (reserved_cpus)",
 				   what, buf);
 	}
+	cpumask_and(&bad, cpus, &p->cfg.system_qos_cpus);
+	if (!cpumask_empty(&bad)) {
+		policy_fmt_mask(&bad, buf, sizeof(buf));
+		return policy_fail(d, POLICY_ERR_CPU_RESERVED,
+				   "%s CPUs %.128s are SYSTEM pods' (system_qos_cpus)", what, buf);
+	}
 	cpumask_and(&bad, cpus, &p->exclusive);
 	if ((id = cpumask_next(&bad, 0)) >= 0)
 		return policy_fail(d, POLICY_ERR_CPU_EXCLUSIVE,
@@ -189,14 +195,99 @@ static int place_integer(struct policy *p, const struct policy_request *req,
 
 /* --- pools --- */
 
-static int place_pool(const struct policy *p, enum cpusetd_kind kind, struct policy_decision *d)
+#define NUMA_WHAT	META_RESOURCE_STATUS_ANNOTATION " numaNodeResources"
+
+/*
+ * The NUMA nodes a pooled container is bound to: Koordinator's
+ * resource-status numaNodeResources (CPUBindPolicyConstrainedBurst: the
+ * scheduler picked the nodes, the node agent binds the pod to those
+ * nodes' part of its pool; the Koordinator proposal, koordlet's
+ * runtimehooks/hooks/cpuset/rule.go). BE pods only with be_numa_aware.
+ * Returns 0 with *nodes (empty: the whole pool), or an admission error
+ * for a namespace the config does not allow or a node this machine
+ * does not have.
+ */
+static int pool_nodes(const struct policy *p, const struct policy_request *req,
+		      enum cpusetd_kind kind, struct cpumask *nodes, struct policy_decision *d)
 {
+	const struct pod_policy_ann *a = req->pod;
+	struct cpumask known, bad;
+	char buf[64];
+	int r;
+
+	cpumask_zero(nodes);
+	if (!a || !a->has_status_numa || (kind == CPUSETD_KIND_BE && !p->cfg.be_numa_aware))
+		return 0;
+	r = check_namespace(req, META_RESOURCE_STATUS_ANNOTATION,
+			    p->cfg.resource_status_namespaces, "resource_status_namespaces", d);
+	if (r < 0)
+		return r;
+	cpumask_or(&known, &p->topo->nodes, &p->topo->memory_nodes);
+	cpumask_andnot(&bad, &a->status_numa, &known);
+	if (!cpumask_empty(&bad)) {
+		policy_fmt_mask(&bad, buf, sizeof(buf));
+		return policy_fail(d, POLICY_ERR_INVALID_ANNOTATION,
+				   "%s names NUMA node(s) %s, which this machine does not have",
+				   NUMA_WHAT, buf);
+	}
+	*nodes = a->status_numa;
+	return 0;
+}
+
+/* A Koordinator SYSTEM pod (its sandbox too: koordlet sets both by one
+ * rule) while system_qos_cpus is set. */
+static bool system_pod(const struct policy *p, const struct policy_request *req,
+		       const struct klass_info *ki)
+{
+	if (cpumask_empty(&p->cfg.system_qos_cpus))
+		return false;
+	if (req->sandbox)
+		return req->pod && strcmp(req->pod->qos_class, "SYSTEM") == 0;
+	return ki->qos == POLICY_QOS_SYSTEM;
+}
+
+static int place_pool(const struct policy *p, const struct policy_request *req,
+		      const struct klass_info *ki, enum cpusetd_kind kind,
+		      struct policy_decision *d)
+{
+	const char *pool = kind == CPUSETD_KIND_BE ? "BE" : "shared";
+	char buf[64];
+	int r;
+
 	d->kind = kind;
-	policy_pool_of(p, kind, &d->cpus);
 	cpumask_zero(&d->mems);
-	if (cpumask_empty(&d->cpus))
-		return policy_fail(d, POLICY_ERR_SHARED_POOL_EMPTY, "the %s pool is empty",
-				   kind == CPUSETD_KIND_BE ? "BE" : "shared");
+	r = pool_nodes(p, req, kind, &d->pool_nodes, d);
+	if (r < 0) {
+		cpumask_zero(&d->pool_nodes);
+		return r;
+	}
+	/* koordlet's order: a NUMA part first, then the SYSTEM set. */
+	d->system_pool = cpumask_empty(&d->pool_nodes) && system_pod(p, req, ki);
+	policy_pool_for(p, d, &d->cpus);
+	if (d->system_pool) {
+		if (cpumask_empty(&d->cpus)) {
+			d->system_pool = false;
+			return policy_fail(d, POLICY_ERR_SHARED_POOL_EMPTY,
+					   "no CPU of system_qos_cpus is online");
+		}
+		return 0;
+	}
+	if (cpumask_empty(&d->pool_nodes)) {
+		if (cpumask_empty(&d->cpus))
+			return policy_fail(d, POLICY_ERR_SHARED_POOL_EMPTY, "the %s pool is empty",
+					   pool);
+		return 0;
+	}
+	/* Never widened behind the scheduler's back: no CPU of the pool
+	 * left on its nodes is an error, not the whole pool. */
+	if (cpumask_empty(&d->cpus)) {
+		policy_fmt_mask(&d->pool_nodes, buf, sizeof(buf));
+		cpumask_zero(&d->pool_nodes);
+		return policy_fail(d, POLICY_ERR_SHARED_POOL_EMPTY,
+				   "no CPU of the %s pool is left on NUMA node(s) %s (%s)", pool,
+				   buf, NUMA_WHAT);
+	}
+	d->mems = d->pool_nodes;	/* memory on the nodes it runs on */
 	return 0;
 }
 
@@ -211,8 +302,8 @@ int policy_place(struct policy *p, const struct policy_request *req,
 	case K_INTEGER:
 		return place_integer(p, req, ki, d);
 	case K_BE:
-		return place_pool(p, CPUSETD_KIND_BE, d);
+		return place_pool(p, req, ki, CPUSETD_KIND_BE, d);
 	default:
-		return place_pool(p, CPUSETD_KIND_SHARED, d);
+		return place_pool(p, req, ki, CPUSETD_KIND_SHARED, d);
 	}
 }
