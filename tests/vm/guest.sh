@@ -34,15 +34,41 @@ else
 	done
 fi
 
+# VM_STRESS=N (tests/vm/run.sh's VM_STRESS): N busy loops in a cgroup of
+# their own (/vm-stress, outside every test's subtree) for the length of
+# each test: races under load in the guest, whose vCPUs are loaded, not
+# in the emulator, whose host is. Tests that measure CPU time on chosen
+# CPUs (test_telemetry's foreign time) are not meant to pass under it.
+stress_pids=()
+stress_start() {
+	local i
+	[ "${VM_STRESS:-0}" -gt 0 ] || return 0
+	mkdir -p /sys/fs/cgroup/vm-stress
+	for ((i = 0; i < VM_STRESS; i++)); do
+		sh -c 'echo $$ >/sys/fs/cgroup/vm-stress/cgroup.procs; exec sh -c "while :; do :; done"' &
+		stress_pids+=($!)
+	done
+	echo "# vm: $VM_STRESS busy loops in /sys/fs/cgroup/vm-stress"
+}
+stress_stop() {
+	[ ${#stress_pids[@]} -gt 0 ] || return 0
+	kill "${stress_pids[@]}" 2>/dev/null
+	wait "${stress_pids[@]}" 2>/dev/null
+	stress_pids=()
+	rmdir /sys/fs/cgroup/vm-stress 2>/dev/null
+}
+
 uptime_s() { local up _; read -r up _ </proc/uptime; echo "${up%.*}"; }
 for t in "${list[@]}"; do
 	name=${t##*/}
 	echo "vm: begin $name"
 	t0=$(uptime_s)
 	if [ -f "$t" ]; then
+		stress_start
 		timeout -k 5 "$per_test_timeout" bash "$t" build 2>&1 | stamp
 		rc=${PIPESTATUS[0]}
 		[ "$rc" = 124 ] && echo "not ok - timed out after ${per_test_timeout}s"
+		stress_stop
 	else
 		echo "not ok - no such test $t"
 		rc=1

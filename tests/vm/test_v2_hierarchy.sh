@@ -63,7 +63,7 @@ wait_containers() { wait_for 20 test "$(n_containers)" = "$1"; }
 quiet() {
 	local a b
 	a=$(stat -c %Y.%i "$IT_WORK/state/status.json")
-	sleep 0.3
+	vm_sleep 0.3
 	b=$(stat -c %Y.%i "$IT_WORK/state/status.json")
 	[ "$a" = "$b" ]
 }
