@@ -29,7 +29,7 @@ for p in cpusetd.8 cpusetctl.8 cpusetd.conf.5; do
 done
 
 # The real documentation: every line of the checker must be ok.
-tools/man/check-docs.py "$D" "$C" "$M" README.md systemd/cpusetd.conf >"$W/real.out" 2>&1
+tools/man/check-docs.py "$D" "$C" "$M" systemd/README.md systemd/cpusetd.conf >"$W/real.out" 2>&1
 rc=$?
 sed 's/^/# /' "$W/real.out"
 check "check-docs: the docs agree with the programs" test "$rc" -eq 0
@@ -50,12 +50,12 @@ expect_fail() {
 }
 
 # A README whose configuration table lost the --nice row.
-grep -v '^| `--nice N`' README.md >"$W/README.md"
+grep -v '^| `--nice N`' systemd/README.md >"$W/README.md"
 check "mutation: the --nice row is gone" bash -c "! grep -q '^| \`--nice' '$W/README.md'"
 expect_fail "a README row missing" "--nice" "$D" "$C" "$M" "$W/README.md" systemd/cpusetd.conf
 
 # A README row for an option that does not exist.
-sed 's/^| `--nice N` |/| `--nicety N` |/' README.md >"$W/README2.md"
+sed 's/^| `--nice N` |/| `--nicety N` |/' systemd/README.md >"$W/README2.md"
 expect_fail "a README row for no option" "--nicety" "$D" "$C" "$M" "$W/README2.md" systemd/cpusetd.conf
 
 # A cpusetd(8) whose --textfile entry lost its term.
@@ -64,12 +64,12 @@ cp "$M"/* "$W/man/"
 grep -v '^\\fB\\-\\-textfile\\fR' "$M/cpusetd.8" >"$W/man/cpusetd.8"
 check "mutation: cpusetd.8 has one line less" \
 	test "$(wc -l <"$W/man/cpusetd.8")" -eq $(($(wc -l <"$M/cpusetd.8") - 1))
-expect_fail "an option missing from cpusetd(8)" "--textfile" "$D" "$C" "$W/man" README.md systemd/cpusetd.conf
+expect_fail "an option missing from cpusetd(8)" "--textfile" "$D" "$C" "$W/man" systemd/README.md systemd/cpusetd.conf
 
 # A cpusetctl(8) without the top command's --sort option.
 cp "$M"/* "$W/man/"
 grep -v '^\\fB\\-o\\fR, \\fB\\-\\-sort\\fR' "$M/cpusetctl.8" >"$W/man/cpusetctl.8"
-expect_fail "a command option missing from cpusetctl(8)" "top -o" "$D" "$C" "$W/man" README.md systemd/cpusetd.conf
+expect_fail "a command option missing from cpusetctl(8)" "top -o" "$D" "$C" "$W/man" systemd/README.md systemd/cpusetd.conf
 
 # A cpusetd whose --help has an option nobody documented yet.
 real=$(realpath "$D")
@@ -83,7 +83,7 @@ fi
 EOF
 chmod +x "$W/cpusetd"
 check "mutation: the fake cpusetd --help has --new-knob" bash -c "'$W/cpusetd' --help | grep -q -- '--new-knob N'"
-expect_fail "a new --help option" "--new-knob" "$W/cpusetd" "$C" "$M" README.md systemd/cpusetd.conf
+expect_fail "a new --help option" "--new-knob" "$W/cpusetd" "$C" "$M" systemd/README.md systemd/cpusetd.conf
 
 # ... and the generator puts it into cpusetd(8) by itself.
 mkdir -p "$W/gen"
@@ -92,14 +92,14 @@ check "gen-man: a new --help option reaches cpusetd(8)" grep -q '^\\fB\\-\\-new\
 
 # A shipped config that lost a key, and one with a wrong default.
 grep -v '^#nice = ' systemd/cpusetd.conf >"$W/nokey.conf"
-expect_fail "a key missing from the shipped config" "nice" "$D" "$C" "$M" README.md "$W/nokey.conf"
+expect_fail "a key missing from the shipped config" "nice" "$D" "$C" "$M" systemd/README.md "$W/nokey.conf"
 sed 's/^#export_interval = 15$/#export_interval = 30/' systemd/cpusetd.conf >"$W/default.conf"
 check "mutation: export_interval says 30" grep -q '^#export_interval = 30$' "$W/default.conf"
-expect_fail "a wrong default in the shipped config" "export_interval" "$D" "$C" "$M" README.md "$W/default.conf"
+expect_fail "a wrong default in the shipped config" "export_interval" "$D" "$C" "$M" systemd/README.md "$W/default.conf"
 
 # A page man warns about (an unknown request).
 cp "$M"/* "$W/man/"
 printf '.XYZZY\n' >>"$W/man/cpusetd.conf.5"
-expect_fail "a page man --warnings complains about" "cpusetd.conf.5" "$D" "$C" "$W/man" README.md systemd/cpusetd.conf
+expect_fail "a page man --warnings complains about" "cpusetd.conf.5" "$D" "$C" "$W/man" systemd/README.md systemd/cpusetd.conf
 
 [ "$IT_FAILED" -eq 0 ]

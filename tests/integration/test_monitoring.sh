@@ -83,7 +83,7 @@ queries_ok() { quiet python3 "$MON/check-queries.py" --prom "$IT_WORK/real.prom"
 check "every dashboard query names exported metrics and labels" queries_ok "$DASH"
 check "every alert rule names exported metrics and labels" queries_ok "$RULES"
 check "the README Metrics table matches the file (names, types, labels)" \
-	queries_ok --readme README.md
+	queries_ok --readme tools/monitoring/README.md
 
 # The check can fail: a renamed metric, a renamed label, an old label.
 sed 's/cpusetd_cpu_busy_seconds_total/cpusetd_cpu_busy_seconds/' "$DASH" >"$IT_WORK/renamed.json"
