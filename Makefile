@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cpusetd build. Everything goes to build/; quiet unless V=1.
 #   make            build/cpusetd, build/cpusetctl, tests
 #   make check      every test (unit, fuzzers 10 s each, integration, containerd, VM lane); as root
@@ -44,7 +45,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I$(OUT) -I$(OUT)/gen
 LDLIBS_D := -lbpf -lelf -lz -lsystemd -ljson-c -linih -lprotobuf-c
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -I. -Wall -Werror
 
-# One source list per folder; the folders are the pipeline (README "Code
+# One source list per folder; the folders are the pipeline (user/README.md "Code
 # map"): base <- topo, meta <- alloc <- policy <- config <- daemon -> export.
 BASE_SRCS      := $(wildcard user/base/*.c)
 CGROUPFS_SRCS  := $(wildcard cgroupfs/*.c)
@@ -318,7 +319,7 @@ install: $(OUT)/cpusetd $(OUT)/cpusetctl $(MAN_PAGES)
 
 # The config goes only when it is still the shipped one: local settings
 # stay, as dpkg keeps a conffile at remove. Stop and disable the unit
-# first (README "Install on a node").
+# first (tools/deploy/README.md "Install on a node").
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	if cmp -s systemd/cpusetd.conf $(DESTDIR)$(CONFDIR)/cpusetd.conf; then \
@@ -368,4 +369,4 @@ clean:
 -include $(shell find $(OUT) \( -path $(OUT)/image -o -path $(OUT)/deb \) -prune -o -name '*.d' -type f -print 2>/dev/null)
 
 help:
-	@sed -n '2,19s/^# //p' Makefile
+	@sed -n '3,20s/^# //p' Makefile

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * CO-RE workarounds for kernel layout changes that the programs in bpf/
  * read through. Each one cites the kernel commit it works around and carries

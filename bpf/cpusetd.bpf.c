@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * cpusetd detection and enforcement programs. Through the `events` ring
  * buffer they tell user space that, below the kubepods root,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * A task's container identity, shared by the detection programs
  * (cpusetd.bpf.c) and the telemetry programs (telemetry.bpf.c): the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * cpusetd telemetry programs: noisy-neighbour figures in maps that user
  * space pins and SREs read with bpftool (layouts in maps/cpusetd.h).

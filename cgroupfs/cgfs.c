@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cgroup file access: the handle on the hierarchies, reading and writing
  * cpuset files with the kernel's ordering rules, CFS quota and cgroup ids.

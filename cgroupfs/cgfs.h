@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cgroupfs: everything that knows cgroup v1 vs v2, the kubelet cgroup
  * drivers' path naming, and the ordering rules of cpuset writes.

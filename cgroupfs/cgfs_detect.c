@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Finding the cgroup hierarchies: which mount holds the cpuset controller
  * and which holds cpu, and whether the machine is v1, hybrid or v2, from

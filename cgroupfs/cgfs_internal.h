@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cgroupfs internals shared by cgfs.c (handle, cpuset files, quota, ids)
  * and cgfs_tree.c (kill, walk). Not for use outside cgroupfs/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Kubelet cgroup naming: turns a cgroup path below the kubepods root into
  * (level, QoS class, pod UID, runtime, container ID). Pure string work, no

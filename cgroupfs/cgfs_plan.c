@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The v2 write planner (see cgfs_plan.h for the rules and the order).
  * Three passes over an array whose parents come before their children:

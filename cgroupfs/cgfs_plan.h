@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cgfs_plan: where to write cpuset.cpus on cgroup v2, and in which order.
  * Pure: a tree of cgroups in, a list of writes out; no I/O.

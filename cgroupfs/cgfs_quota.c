@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * CFS bandwidth writes and the mark that remembers a limit we lifted.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Whole-cgroup operations: killing every task of a cgroup (rejected
  * containers) and walking a subtree (resync).

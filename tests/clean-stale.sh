@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Removes what a test killed mid-run (SIGKILL, a lost CI runner) left
 # behind, so the next run starts clean: tests/run-all.sh runs it first.
 #   tests/clean-stale.sh [-n]      (-n: only say what it would remove)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every test and ends with one "N passed, M failed, K skipped" line.
 #   tests/run-all.sh BUILD_DIR [unit|fuzz|integration|containerd|vm|host]
 # (host: every lane but the VM lane, which check-stress leaves out)
@@ -133,7 +134,7 @@ run_fuzz() {
 	tally "$log" "$rc" tests/fuzz/run.sh
 }
 
-# The code map (README "Code map"): folder dependencies one way, no call
+# The code map (user/README.md "Code map"): folder dependencies one way, no call
 # or include cycle between files, user headers closed to BPF.
 run_layout() {
 	local log rc

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # make check-stress: every test of `make check` while stress-ng keeps both
 # CPUs of this 2-CPU machine busy (one CPU hog per CPU, nice 0, as busy
 # application pods would). A check that passes quietly and fails here

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench-alloc: how long one allocation decision takes on a big machine.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench-bpf-load: loads a BPF object's programs, attaches them and holds
  * them until SIGTERM/SIGINT. tools/bench-telemetry.sh uses it for the

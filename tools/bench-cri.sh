@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Container create+start through the CRI, on the containerd lane's private
 # containerd (tests/containerd/lib.sh; CRI_CONTAINERD, default 2.x): N
 # containers per kind (default 20), one after another, each CreateContainer

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The floor of tools/bench-telemetry.sh: a sched_switch program that
  * returns at once. Attached beside the telemetry in the same bpf_stats

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the benchmarks that run the daemon beside a load
 # (bench-telemetry.sh, bench-write-hook.sh). Source it after setting:
 #   out  the build dir;  work  a scratch dir;  pin  a bpffs pin dir that

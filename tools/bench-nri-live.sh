@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The live NRI benchmark (issue 23, "Speed"): build/nri-runtime, a test
 # runtime of ours, speaks NRI to the real daemon (build/cpusetd, BPF
 # attached, real cgroups) on a socket of its own, in a node built the way

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench-resize: how fast the shared pool follows an integer pod.
  *

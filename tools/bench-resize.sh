@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # make bench: the resize benchmark for N = 10, 100 and 500 shared containers;
 # then, on cgroup v1, N = 100 and 500 in the kubelet scene with every CPU
 # loaded (BENCHMARKS.md, "Resize on a busy node"), each with its phases and

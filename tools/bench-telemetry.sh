@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Overhead of cpusetd's BPF telemetry on a context-switch-heavy load, in one run:
 #   tools/bench-telemetry.sh [--loaded] [BUILD_DIR] [ROUNDS]
 #

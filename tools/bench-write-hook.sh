@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Cost of the foreign-write hooks on every write(2) of the node, in one run:
 #   tools/bench-write-hook.sh [BUILD_DIR] [ROUNDS]
 # Where the kernel offers neither fexit nor kprobes, cpusetd catches

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Builds the Debian package with Debian's own tools (dpkg-buildpackage,
 # debhelper): `make deb` runs it.
 #

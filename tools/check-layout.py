@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The code map holds: README "Code map" as checks, TAP lines out.
+# SPDX-License-Identifier: Apache-2.0
+"""The code map holds: user/README.md "Code map" as checks, TAP lines out.
 
     tools/check-layout.py BUILD_DIR
 
@@ -9,6 +10,9 @@
 3. No include cycle between headers.
 4. Every header under user/ and cgroupfs/ refuses a BPF compile (#error
    under __bpf__): only maps/ is shared with the BPF programs.
+5. Every source file names its licence on an SPDX line within its first
+   three lines: GPL-2.0-only OR BSD-2-Clause for bpf/ and maps/cpusetd.h
+   (the kernel side), Apache-2.0 for the rest (LICENSES/README.md).
 Exit status 1 when a check fails.
 """
 import os
@@ -187,7 +191,36 @@ def main():
             and '__bpf__' not in open(f).read()]
     check(not bare, 'every user-space header refuses a BPF compile',
           '\n'.join(bare))
+    check(not unlicensed(), 'every source file has its SPDX line',
+          '\n'.join(unlicensed()))
     return 0 if all(results) else 1
+
+
+BPF_SIDE = 'GPL-2.0-only OR BSD-2-Clause'
+SOURCE = re.compile(r'\.(c|h|proto|sh|py|yml|yaml)$|(^|/)Makefile$|^tests/vm/init$'
+                    r'|^tools/debian/(rules|cpusetd\.prerm|cpusetd\.postrm)$|^\.ci/run$')
+DATA = ('tests/fixtures/', 'tests/unit/fixtures/', 'tests/fuzz/corpus/')
+
+
+def unlicensed():
+    """Tracked source files whose first three lines lack the right SPDX line."""
+    out = subprocess.run(['git', 'ls-files'], capture_output=True, text=True)
+    if out.returncode == 0:
+        tracked = out.stdout.split()
+    else:   # an unpacked tarball: every file but the build's
+        tracked = [os.path.relpath(os.path.join(d, f)) for d, dirs, fs in os.walk('.')
+                   for f in fs if not d.startswith(('./build', './.git'))]
+    bad = []
+    for f in tracked:
+        if not SOURCE.search(f) or f.startswith(DATA):
+            continue
+        want = BPF_SIDE if f.startswith('bpf/') or f == 'maps/cpusetd.h' else 'Apache-2.0'
+        with open(f, errors='replace') as fh:
+            head = ''.join(fh.readline() for _ in range(3))
+        m = re.search(r'SPDX-License-Identifier: (.*?)(?: \*/)?$', head, re.M)
+        if not m or m.group(1).strip() != want:
+            bad.append(f'{f}: want "{want}"')
+    return bad
 
 
 if __name__ == '__main__':

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpusetctl: shows cpusetd's state to a person.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What cpusetctl's command files share: global options, exit codes, the
  * one-line usage errors, reading status.json (and whether its daemon still

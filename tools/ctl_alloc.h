@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpusetctl allocate: the fixture case runners. The driver
  * (ctl_allocate.c) reads a JSONL file of cases, builds each case's

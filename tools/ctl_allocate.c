@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpusetctl allocate --cases FILE.jsonl [--topologies DIR] [--id ID]:
  * runs allocation cases transcribed from kubelet's and Koordinator's unit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpusetctl allocate: the runner for Koordinator cases
  * (fixtures/koord-cases.jsonl, schema in fixtures/SOURCE.md), which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The kubelet case runner (k8s-cases.jsonl, fixtures/SOURCE.md): maps a
  * case's options.algorithm to the kube_alloc.h routine kubelet's test

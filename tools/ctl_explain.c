@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpusetctl explain <container id prefix | namespace/pod/container>: why
  * that container has its CPUs, from status.json alone: its kind and the

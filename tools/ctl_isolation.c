@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpusetctl isolation: for each exclusive CPU, its owner, whether host
- * isolation keeps the host off it (isolate_host, README "Host
+ * isolation keeps the host off it (isolate_host, user/daemon/README.md "Host
  * isolation"), and the foreign and kernel-thread time it saw over one
  * interval of the pinned telemetry maps; above it, what the daemon's last
  * isolation pass narrowed (host cgroups, root-cgroup tasks, IRQs, the

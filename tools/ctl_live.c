@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Is the daemon still running? (ctl_live.h) */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Is the daemon that wrote a status.json still running? Decided from what
  * the file says (daemon.state, daemon.heartbeat, daemon.export_interval_s,

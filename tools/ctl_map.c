@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpusetctl map: the machine drawn the way a person thinks of it,
  * packages > NUMA nodes > physical cores > threads, each logical CPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * explain's CFS quota lines, read from the live cgroups (the kernel is the
  * truth; status.json carries the runtime's limit, not what is in force).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CFS quota of a container and of its pod, as the live cgroups say,
  * for `cpusetctl explain`: whether cpusetd lifted it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpusetctl status: the human summary of status.json (daemon, topology,
  * pools, every container, admission errors, counters, convergence) and,

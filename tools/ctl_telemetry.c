@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Pinned telemetry maps for cpusetctl; see ctl_telemetry.h. */
 #include <errno.h>
 #include <string.h>

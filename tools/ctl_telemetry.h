@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpusetctl's access to the pinned telemetry maps (user/telemetry/telemetry.h):
  * the snapshot for the CPUs status.json knows, and the one sentence that

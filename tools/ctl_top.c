@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpusetctl top: a live per-CPU view of run-queue wait, foreign time and
  * switches, as rates between two snapshots of the pinned telemetry maps

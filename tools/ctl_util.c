@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpusetctl's shared helpers: the program name, usage errors, clean
  * output of untrusted strings, JSON accessors, loading status.json

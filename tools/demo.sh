@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # make demo: the main job on this machine, with real runc containers.
 # Starts cpusetd on a private kubepods root, then shared, integer and
 # annotated pods; after every step prints each container's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # containerd 1.7 (Debian trixie) and 2.x (Debian sid) for the containerd
 # lane, unpacked under BUILD_DIR, never installed: the system's containerd
 # (bookworm's 1.6) stays the BPF-only lane.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Install every Debian package that building, testing and the demo need,
 # then (tools/deps-containerd.sh) unpack containerd 1.7 and 2.x under
 # BUILD_DIR for the containerd lane.

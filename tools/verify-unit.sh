@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Checks systemd/cpusetd.service with `systemd-analyze verify`. verify wants
 # the ExecStart binary to exist, so a copy with ExecStart=/bin/true is
 # checked in a temporary directory. verify exits 0 even for unknown keys or

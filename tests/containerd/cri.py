@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A small CRI client for the containerd lane: makes the calls kubelet makes
 (RunPodSandbox, CreateContainer, StartContainer, ContainerStatus,
 UpdateContainerResources, StopContainer, RemoveContainer, StopPodSandbox,

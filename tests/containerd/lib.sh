@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers of the containerd lane: a private containerd (config, root,
 # state, gRPC socket, runc root, NRI socket) with its CRI plugin, a local
 # busybox image imported without a registry, kubelet's cgroupfs pod cgroups

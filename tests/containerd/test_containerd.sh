@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # cri-versions: 1.6 1.7 2.x
 # cpusetd (BPF-only mode) under a real containerd (CRI_CONTAINERD: Debian's
 # 1.6, trixie's 1.7 or sid's 2.x with NRI on and no plugin connected; CRI

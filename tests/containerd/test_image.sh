@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # cpusetd's OCI image run as its DaemonSet says, under the lane's private
 # containerd (Debian's 1.6): `make image` (the .deb on a Debian base), the
 # manifest rendered by `kubectl kustomize tools/deploy` and checked

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # cri-versions: 1.7 2.x
 # cpusetd as the NRI plugin of a real containerd (CRI_CONTAINERD: trixie's
 # 1.7 or sid's 2.x, NRI on a private socket: tests/containerd/lib.sh),

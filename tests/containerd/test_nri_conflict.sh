@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # cri-versions: 1.7 2.x
 # Two NRI plugins set cpus for the same container: cpusetd (index 99) and
 # build/nri-probe (index 10, answering every CreateContainer with cpus 1).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # cri-versions: 1.7 2.x
 # cpusetd as a pre-installed NRI plugin: containerd itself starts it from
 # its (private) plugin dir as 99-cpusetd, with the connection on fd 3

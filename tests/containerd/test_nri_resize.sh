@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # cri-versions: 1.7 2.x
 # In-place resize through the CRI and NRI: kubelet's
 # UpdateContainerResources reaches cpusetd as NRI's UpdateContainer, and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # cri-versions: 1.7 2.x
 # The NRI wire layer alone (build/nri-probe, a logging plugin: no policy)
 # against a real containerd with NRI on its private socket and plugin dir

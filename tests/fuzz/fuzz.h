@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Helpers shared by the libFuzzer harnesses in tests/fuzz, one per parser
  * (`make fuzz` builds and runs them through tests/fuzz/run.sh; figures in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The pod policy annotations (user/meta/meta_pod.c) through meta_parse_text:
  * the fuzz input becomes the *values* of koordinator.sh/qosClass,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The hierarchy detector (cgroupfs/cgfs_detect.c cgfs_detect_text): the
  * texts of /proc/self/mountinfo, /proc/cgroups and the v2 root's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The kubelet cgroup path classifier (cgroupfs/cgfs_path.c
  * cgfs_parse_path), which names every cgroup a mkdir event reports.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The daemon's INI settings file (user/config/config.c config_load, through
  * inih and config_policy.c). config_load only takes a path, so each input

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpulist_parse / cpulist_format (user/base/cpumask.c), and cpumask_parse_hex
  * on the same bytes. cpulists arrive from pod annotations, so the parser

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The uevent classifier (user/topo/hotplug.c hotplug_is_cpu_uevent): netlink
  * messages of any length and content, NULs included, in a buffer of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kubelet's cpu_manager_state checkpoint (user/meta/kubelet_state.c
  * kubelet_state_parse): JSON shape, v1/v2 entries, cpulists.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The OCI bundle config.json reader (user/meta/meta.c meta_parse_text), on
  * whole documents: JSON syntax, key types, string limits, mounts.

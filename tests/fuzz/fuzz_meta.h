@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What meta_parse_text must hand back (meta.h), shared by the bundle and
  * the annotation harnesses, and the calls every parsed pod_meta must

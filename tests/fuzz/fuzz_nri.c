@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The NRI connection's input path (user/nri: nri_conn_dispatch -> mux
  * frames -> ttrpc messages -> protobuf-c requests -> nri_msg conversion

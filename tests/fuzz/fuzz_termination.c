@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The termination message file's choice (user/meta/termination.c
  * termination_rel_path): the only host file a rejection may write, from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sysfs topology discovery (user/topo/topology.c through topo_read_mem, which
  * runs the same parsing as topo_read on an in-memory file list; a real

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the libFuzzer harnesses built by `make fuzz-build`, one after the
 # other (single job each: the fuzzer should not starve other tests).
 #   tests/fuzz/run.sh [BUILD_DIR [SECONDS [NAME...]]]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A pinned BPF hash map with 8-byte keys, straight through bpf(2), for
 the tests (bpftool makes one process per update: 65536 of them take
 minutes; this takes one syscall).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers for the integration tests and the demo: a private cgroup
 # subtree, a private runc root, containerd-shaped bundles, and waits on
 # conditions (never bare sleeps). Source it; call it_setup first.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Every allocation case transcribed from kubelet's and Koordinator's unit
 # tests (tests/fixtures/k8s-cases.jsonl, koord-cases.jsonl) through
 # `cpusetctl allocate`, and the tool's own contract: one line per failing

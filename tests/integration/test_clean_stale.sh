@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/clean-stale.sh (run by tests/run-all.sh before the lanes): what a
 # test killed mid-run left is removed, what a running test owns is kept.
 #   - a dead test's subtree /cpusetd-NAME-PID (PID gone), with a pod

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The CFS quota of exclusive containers (exclusive_cpu_quota,
 # user/daemon/controller_quota.c) on this real v1 kernel, with real runc
 # containers and the real daemon: an integer Guaranteed container and its

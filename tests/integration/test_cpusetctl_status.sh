@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cpusetctl status against the hand-written fixture
 # tests/unit/fixtures/status-example.json: the summary's key lines, --json,
 # the missing-file error (exit 1), an unparsable file (exit 1) and an

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # cpusetctl's views on the real daemon with real runc containers: map
 # (plain, names the integer container on its CPU), explain (human and
 # --json, for an integer, a shared and a rejected container), top --json

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The daemon's contract with systemd and the node: sd_notify READY=1 only
 # after the initial sync, STOPPING=1 on SIGTERM; --dry-run decides and logs
 # but writes nothing; liveness is visible (status.json's heartbeat and the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Enforcement whatever the timing (issue 11): every placement is defended
 # after it is written, every event is checked against the live kernel, a
 # container with no task holds nothing, and a rejection has one moment:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Who may name CPUs, and what a named set may not take (issue 22, H2 and
 # M1), with the real daemon and real runc containers on this 2-CPU host:
 #  - weka.io/cores-ids and resource-status from a namespace outside

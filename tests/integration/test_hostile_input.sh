@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Hostile input and faults (issue 12), against the real daemon, real runc
 # containers and real files: what a pod, another agent or a careless
 # admin can plant must never freeze the daemon, be opened through, be

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # In-place resize (kubelet InPlacePodVerticalScaling) on this real kernel:
 # `runc update` changes a running container's CPU limit, as containerd
 # does for kubelet, with no cgroup event; the daemon re-reads the limits

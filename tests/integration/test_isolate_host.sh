@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Host isolation (isolate_host) on this real kernel (2 CPUs, v1 cpuset,
 # no systemd: most processes live in the root cpuset). An exclusive
 # container takes CPU 1; then a host cgroup outside kubepods, a process in

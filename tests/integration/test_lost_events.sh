@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # A real ring-buffer overflow: the daemon is stopped (SIGSTOP) while more
 # cgroups are created under the root than the ring buffer holds. After
 # SIGCONT it must see the loss, resync, and place what it missed.

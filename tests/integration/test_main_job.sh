@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job on this real kernel: the real daemon, real runc containers
 # in a private cgroup subtree, checked through the kernel
 # (/proc/PID/status Cpus_allowed_list and the cgroup files).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The man pages and the README say what the programs do (tools/man/):
 # `make man` renders cpusetd(8), cpusetctl(8) and cpusetd.conf(5) from the
 # built programs' --help texts and the shipped config, and

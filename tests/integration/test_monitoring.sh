@@ -1,9 +1,10 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The shipped monitoring (tools/monitoring/): the alert rules pass
 # `promtool check rules` and their own `promtool test rules`; the Grafana
 # dashboard is well-formed; and every query of the dashboard and of the
 # rules names metrics and labels that a real daemon writes, as does every
-# row of the README "Metrics" table (tools/monitoring/check-queries.py
+# row of the tools/monitoring/README.md "Metrics" table (tools/monitoring/check-queries.py
 # against the .prom file of a daemon placing real runc containers:
 # shared, integer, one with an admission error). A copy with a renamed
 # metric or label fails the check, so the check can fail.
@@ -74,7 +75,7 @@ check "... and the per-container telemetry" wait_for 20 \
 check "... with the BPF telemetry" has '^cpusetd_telemetry_available 1$'
 cp "$PROM" "$IT_WORK/real.prom"
 daemon_stop
-# README "Cardinality": 6 counters, 13 histogram series (the default
+# tools/monitoring/README.md "Cardinality": 6 counters, 13 histogram series (the default
 # buckets) and 1 owner series on the owned CPU, 2 on the pooled one.
 check "20.5 series per CPU (README Cardinality)" bash -c \
 	"python3 $MON/prom-series.py $IT_WORK/real.prom | grep -q 'per CPU 20.5 (2 CPUs)'"

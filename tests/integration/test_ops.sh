@@ -1,5 +1,6 @@
 #!/bin/bash
-# Operations (README "Operations"): --version and the build's git revision
+# SPDX-License-Identifier: Apache-2.0
+# Operations (systemd/README.md "Operations"): --version and the build's git revision
 # (both binaries, status.json, cpusetd_build_info); --check-config checks
 # as a start would and touches nothing; SIGHUP reloads the config file
 # (a live key applied, a restart-only key named, a broken file refused

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The BPF placement map (issue 22 M2, L1). It is pinned and bounded (65536
 # entries): it must not keep the keys of containers that went away unseen,
 # and a full map is an error, never silence.

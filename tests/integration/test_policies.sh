@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The allocation policies this 2-CPU, one-node host can show, with the real
 # daemon and real runc containers: Koordinator QoS classes (LSE, LSR, LS,
 # BE and the BE pool), scheduler-made cpusets (resource-status), bad pod

@@ -1,11 +1,12 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The Prometheus textfile export against its real consumers: the daemon
 # writes --textfile into a directory it creates; `promtool check metrics`
 # accepts the file (also with a hostile pod name); a real
 # prometheus-node-exporter (textfile collector only, on 127.0.0.1) serves
 # our series with node_textfile_scrape_error 0; the file is replaced
 # atomically (a reader never sees part of it) and follows pods starting
-# and stopping. Cardinality (README "Metrics"): export_containers
+# and stopping. Cardinality (tools/monitoring/README.md "Metrics"): export_containers
 # exclusive (the default), all and none; sandboxes never; no label named
 # like a kube-prometheus target label; an exclusive admission ends only
 # the pools' and the taken CPU's info series, never a container's; the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Rejected containers the daemon did not see start (made while it was
 # down), judged at its start's resync (issue 22, L2-L4):
 #   - a real `runc create` left waiting for `runc start` is runc's init

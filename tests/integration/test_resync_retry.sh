@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # A resync that cannot read the cgroup tree: the daemon's open-file limit
 # is lowered to what it already holds (prlimit on the live process), so
 # the walk's first open fails with EMFILE, a real fault of a busy node.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The kubelet systemd cgroup driver's naming (kubepods.slice/
 # kubepods-burstable.slice/kubepods-burstable-pod<uid_>.slice/
 # cri-containerd-<id>.scope), made by hand here since there is no systemd.

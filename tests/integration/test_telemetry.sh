@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # BPF telemetry on this real kernel (2 CPUs, v1 cpuset): a noisy
 # neighbour on an integer container's CPU, and a shared container that
 # escaped its cpuset, seen through `bpftool -j map dump pinned` as an SRE
@@ -112,7 +113,7 @@ kill -CONT "$IT_DAEMON"
 check "the foreign write is undone once the daemon runs" wait_for 5 allowed_is s1 app 0
 # Counted from its first exec on: before it, runc may have written the
 # parent's set over ours, which the exec check repairs (a real, brief
-# violation; README "Telemetry maps").
+# violation; bpf/README.md "Telemetry maps").
 check "the integer container has no violation once placed" test "$(cg_stat "$G1" violations)" = "$G1_V0"
 
 # --- raw_tp twins (CPUSETD_BPF_NO_TP_BTF) and wakeup timestamps ---

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The per-CPU cgroup cache of the sched_switch telemetry (bpf/telemetry.bpf.c,
 # struct cg_cache) on this real kernel: the placement map changes under a
 # cgroup whose css_set is cached on every switch-in, and the exported

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Where a rejected container's termination message goes (issue 22 H1),
 # with the real daemon and real runc containers. Only kubelet's own file
 # for that pod and container gets it: never another file a bundle names

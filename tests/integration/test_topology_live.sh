@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # `cpusetctl topology` on this machine matches what sysfs says, read here
 # independently with shell tools; and --sysfs reads a real snapshot.
 cd "$(dirname "$0")/../.." || exit 1

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The daemon inside the shipped unit's sandbox (systemd/cpusetd.service):
 # with exactly its CapabilityBoundingSet (setpriv) it still takes the
 # cheap foreign-write hook (fanotify needs CAP_SYS_ADMIN; without it the

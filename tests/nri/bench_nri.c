@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench-nri: what the NRI wire layer itself costs per request, measured
  * through a socketpair with a peer in the same thread (so the figures

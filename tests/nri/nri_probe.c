@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * nri-probe: the NRI wire layer (user/nri) as a stand-alone plugin that
  * logs every event, for trying it against a real containerd by hand and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * nri-runtime: a test runtime of ours that speaks NRI to the real daemon,
  * the runtime's side of user/nri (nri_wire.h's framing, our protobuf-c

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cgroupfs naming and detection: cgfs_parse_path over every kubelet driver
  * and runtime naming (table-driven), cgfs_detect on fixture mountinfo and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The cgroup v2 write planner (cgroupfs/cgfs_plan.c), table-driven: each
  * case is a tree (top, QoS slices, pods, containers with their targets and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * config: defaults < INI file < command line, and one precise error line
  * for every kind of bad input. stdout/stderr of config_load are captured

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * config: the Prometheus export's cardinality settings, export_containers
- * and runqueue_wait_buckets_us (README "Metrics"): defaults, INI and
+ * and runqueue_wait_buckets_us (tools/monitoring/README.md "Metrics"): defaults, INI and
  * command line, every way a bucket list is refused (not a BPF slot
  * edge, not ascending, too many, empty), and how --check-config prints
  * them (config_print).

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
- * config: the NRI settings (README "NRI"): nri (auto|off), nri_socket,
+ * config: the NRI settings (user/daemon/README.md "NRI"): nri (auto|off), nri_socket,
  * nri_plugin_name, nri_plugin_index: defaults, INI and command line,
  * each refusal, that every one waits for a restart at a reload, and how
  * --check-config prints them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * config for operations: config_parse keeps its one error line for the
  * caller (a SIGHUP reload logs it) and prints nothing; --check-config is

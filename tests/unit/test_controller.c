@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The controller (user/daemon/controller.h) driven against a temporary
  * cgroup v1 tree, and a v2 one for the hierarchical writes (the test_v2_*

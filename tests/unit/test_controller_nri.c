@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The controller's NRI handlers (user/daemon/controller_nri.c, through
  * controller_nri_handlers) called directly with built struct

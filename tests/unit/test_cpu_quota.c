@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The CFS quota of exclusive containers: the pure rules of
  * user/daemon/controller_quota.c (which containers hold whole CPUs, what a

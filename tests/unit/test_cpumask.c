@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cpumask algebra and the cpulist / hex cpumask formats, good and bad. */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Liveness of the daemon behind a status.json: ctl_live_decide's verdict
  * for each combination of what the file and /proc say, the line cpusetctl

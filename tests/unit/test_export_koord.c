@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * export_koord: the Koordinator NodeResourceTopology annotations built
  * from a hand-made topology (2 packages with sysfs ids 5 and 2, one NUMA

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * export_prom: the Prometheus text renderer. Label escaping of hostile
  * names, exposition rules (HELP/TYPE once per family, families contiguous,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Host isolation's pure parts (user/host): the hex mask format the kernel
  * reads, skip patterns, the rule that picks a thing's original and wanted

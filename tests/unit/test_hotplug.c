@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * hotplug_is_cpu_uevent: which kernel uevents trigger a re-read of the
  * online set. Messages as the kernel formats them (lib/kobject_uevent.c):

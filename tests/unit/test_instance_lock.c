@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The files cpusetd trusts in its state dir (issue 22, L5): the instance
  * lock file (user/daemon/instance_lock.c), which we write our PID into,

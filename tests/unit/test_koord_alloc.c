@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Koordinator's CPU allocation (user/alloc/koord_alloc.h): policy names, the
  * rules of every bind / exclusive policy and NUMA strategy, and property

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kubelet_state: the CPU manager checkpoint, v2 and v1 shapes, and
  * malformed files that must be refused whole.

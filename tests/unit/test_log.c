@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * log: untrusted text never forges a line. log_escape's rules, and
  * log_msg writing exactly one line whatever its arguments carry, with an

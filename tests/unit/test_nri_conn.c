@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * nri_conn.c and nri_serve.c: whole conversations with a test runtime
  * written here, over a socketpair (the pre-installed plugin's way) and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * nri_msg.c: NRI messages <-> struct nri_container and the reply's wire
  * form; annotations through meta_parse_annotations, checked against the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * nri_mux.c and nri_ttrpc.c: NRI's frames and ttrpc's messages, from
  * bytes built here by hand (so a mistake in our writer cannot hide one in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * NUMA alignment with kubelet Topology Manager semantics (numa_align.h):
  * the Topology Manager walk-through's cases, kubelet's policy rules, more than 8 NUMA nodes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pod_errors: admission errors kept per namespace/pod/container across
  * kubelet's attempts (new container IDs), until the pod is gone.

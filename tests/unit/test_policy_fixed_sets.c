@@ -30,7 +30,7 @@ struct reserved_case {
 
 /* reserved_cpus (kubelet reservedSystemCPUs) are never in a fixed set,
  * new or found running: a CPU hotplug is no one's choice, a reserved
- * CPU is the node's (README "Security model"). */
+ * CPU is the node's (user/README.md "Security model"). */
 static void test_fixed_set_reserved(void **state)
 {
 	const struct reserved_case cases[] = {

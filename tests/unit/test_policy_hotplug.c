@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * CPU hotplug in the policy (policy_hotplug.h) on the real snapshot
  * 64amd64-4s2n4ca2co (8 NUMA nodes of 8 CPUs, node k = CPUs 8k..8k+7,

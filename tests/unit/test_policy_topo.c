@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The allocation policies on a real machine this host is not: the hwloc
  * snapshot 64amd64-4s2n4ca2co (4 packages, 8 NUMA nodes of 8 CPUs, cores

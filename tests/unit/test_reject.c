@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * reject: the termination message write must land only on kubelet's own
  * file for the container (termination_rel_path's shape), a regular file

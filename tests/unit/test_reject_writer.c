@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * reject_writer: the termination message writer thread. A job that
  * blocks (a hung filesystem, here a read on an empty pipe) never blocks

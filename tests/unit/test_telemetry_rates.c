@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * telemetry_rates: per-CPU rates between two snapshots, a counter reset,
  * the worst-first order and the JSON a test of `cpusetctl top --json`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Topology discovery against real machines: every hwloc sysfs snapshot in
  * tests/fixtures/sysfs (NAME.tar.bz2) is extracted and read, and the

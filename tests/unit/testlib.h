@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Helpers shared by the cmocka unit tests; include after <cmocka.h>.
  * Each fails the running test on bad input rather than returning an error.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The resize benchmark on pure cgroup v2 (run in the VM lane's guest:
 # `tests/vm/run.sh build bench_v2`): for N = 100 and 500 shared containers,
 # the daemon with per-container writes and with hierarchical writes

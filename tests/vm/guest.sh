@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The VM lane's test runner, inside the guest (started by tests/vm/init).
 #   bash tests/vm/guest.sh [test_a test_b ...]   (default: every test)
 # Runs each tests/vm/test_*.sh as `bash tests/vm/test_X.sh build` from the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The VM lane, host side: boots Debian's own kernel under qemu (TCG) on a
 # 2-socket, 4-NUMA-node, SMT machine with pure cgroup v2, runs the guest
 # tests (tests/vm/test_*.sh) there, and reports them here.

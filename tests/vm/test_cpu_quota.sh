@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The CFS quota of exclusive containers (exclusive_cpu_quota,
 # user/daemon/controller_quota.c) on pure cgroup v2 (cpu.max), with the
 # real daemon and real runc containers: an integer Guaranteed container

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Enforcement on Debian's kernel, pure cgroup v2 (issue 11): each way of
 # catching a foreign cpuset write this kernel offers (fexit, kprobe, a
 # fanotify mark on cgroup2, the write syscalls; the host of `make check`

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # CPU hotplug on the VM lane's guest (16 CPUs, nodes of 4: 0-3 .. 12-15,
 # SMT siblings 2k,2k+1, pure cgroup v2), with the real daemon and runc
 # containers. CPUs go offline and come back through sysfs, as an operator

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Host isolation (isolate_host) on pure cgroup v2, 16 CPUs: an exclusive
 # container's CPUs are kept free of a host cgroup outside kubepods that
 # inherits its set (it is given the host's set, then "" back), of an

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Placement on pure cgroup v2, 2 sockets x 4 cores x 2 threads, 4 NUMA
 # nodes, with the real daemon and real runc containers, under both the
 # cgroupfs-driver (kubepods/...) and the systemd-driver (kubepods.slice/...)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # cpusetd --release on pure cgroup v2 (user/daemon/release.h), after a
 # kill -9: the Burstable QoS slice, which the planner narrowed to the
 # shared pool, inherits again ("", or every CPU where the kernel refuses

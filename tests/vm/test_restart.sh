@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Crash recovery on pure cgroup v2 with 16 CPUs: `kill -9` of the daemon
 # in the middle of a churn of container starts and stops (integer, shared
 # and annotated), the churn going on while it is down, then a restart.

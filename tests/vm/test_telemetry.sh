@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # BPF telemetry on 16 CPUs in 4 NUMA nodes: the per-CPU maps and the
 # Prometheus export name the right CPU and NUMA node.
 #   - cpu_node[cpu] is the CPU's NUMA node (sysfs), for all 16;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The guest is the machine qemu was told to build (tests/vm/run.sh):
 # 2 sockets x 4 cores x 2 threads, 4 NUMA nodes with 2 cores each, every
 # node with its own memory, SMT real (thread siblings in sysfs), pure

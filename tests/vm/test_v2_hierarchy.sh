@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The shared pool on pure cgroup v2 with hierarchical writes (cgfs_plan.h),
 # on real runc containers, under the cgroupfs-driver and the systemd-style
 # kubepods trees:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the guest tests of the VM lane, on top of
 # tests/integration/lib.sh (source that first). The machine is the one
 # tests/vm/run.sh boots, but these read its shape from sysfs rather than

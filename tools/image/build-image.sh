@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds cpusetd's OCI image as one tarball (an OCI image layout: oci-layout,
 # index.json, blobs/sha256/...) that `ctr images import` takes (tested), as
 # do `skopeo copy oci-archive:` and `podman load`. No registry, no Dockerfile: a
@@ -39,7 +40,7 @@ while [ $# -gt 0 ]; do
 	--suite) suite=$2; shift 2 ;;
 	--mirror) mirror=$2; shift 2 ;;
 	--name) name=$2; shift 2 ;;
-	-h|--help) sed -n '2,28s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,29s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) die "unknown argument '$1' (--help)" ;;
 	esac
 done

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The documentation says what the programs do: TAP lines out.
 
-    tools/man/check-docs.py CPUSETD CPUSETCTL MANDIR README CONF
+    tools/man/check-docs.py CPUSETD CPUSETCTL MANDIR CONFIG_TABLE_MD CONF
 
 The programs are the source (helptext.py): `cpusetd --help`, the
 daemon's key table as `cpusetd --check-config` prints it, and
@@ -10,7 +11,7 @@ daemon's key table as `cpusetd --check-config` prints it, and
   - cpusetd(8) has every cpusetd option, cpusetd.conf(5) every key and
     no other, cpusetctl(8) every command and each command's options, as
     man renders them (MANDIR holds the pages make man built);
-  - the README configuration table has a row for every cpusetd option
+  - the configuration table (systemd/README.md) has a row for every cpusetd option
     and no other;
   - man --warnings (lintian's way) has nothing to say about any page.
 Exit status 1 when a check fails.
@@ -86,7 +87,7 @@ def warnings(page):
 
 
 def readme_options(path):
-    """Options of the README "## Configuration" table's first column."""
+    """Options of the "## Configuration" table (systemd/README.md)'s first column."""
     text = open(path).read()
     m = re.search(r'^## Configuration\n(.*?)(?=^## )', text, re.S | re.M)
     if not m:

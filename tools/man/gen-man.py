@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Renders cpusetd(8), cpusetctl(8) and cpusetd.conf(5).
 
     tools/man/gen-man.py CPUSETD CPUSETCTL CONF OUTDIR

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reads the programs' own documentation: --help texts and cpusetd.conf.
 
 Used by gen-man.py (which renders the man pages from them) and by

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Every query of the dashboard and the alert rules names what cpusetd exports.
 
     tools/monitoring/check-queries.py --prom FILE.prom [--readme README.md] FILE...
@@ -16,7 +17,7 @@ a Prometheus rule file (.yml: every rule's expr). For each query:
   (instance, job);
 - it names at least one cpusetd metric.
 
-With --readme, also the README "Metrics" section: every family of
+With --readme, also the tools/monitoring/README.md "Metrics" section: every family of
 FILE.prom has a row in its table; every row names a family of FILE.prom
 (the cpusetd_isolation_* gauges are written only with isolate_host, so
 they may be missing); a row's labels are the labels of its family's

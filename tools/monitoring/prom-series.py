@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Series count of a cpusetd .prom file, per CPU, per container and per node.
 
     tools/monitoring/prom-series.py FILE.prom [--families]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Builds the allocation view of a machine (alloc_topo.h): distinct ids per
  * level are sorted and numbered, so index order is id order.

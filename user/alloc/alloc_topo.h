@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The view of a machine that the allocation algorithms work on: every CPU
  * with its physical core, socket (package), NUMA node and L3/uncore cache

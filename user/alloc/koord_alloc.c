@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * koord_alloc(): the request-level rules around Koordinator's CPU
  * accumulator (koord_alloc_acc.c): which CPUs are usable at all (sharing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Koordinator's CPU allocation for exclusive (LSE/LSR/Guaranteed) pods:
  * which logical CPUs a request of N CPUs gets on one node, given what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Koordinator's CPU accumulator (cpu_accumulator.go takeCPUs), restated.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internal to koord_alloc*.c: one run of Koordinator's CPU accumulator
  * (cpu_accumulator.go takeCPUs) over a given set of CPUs. koord_alloc.c

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kubelet's packed CPU choice (takeByTopologyNUMAPacked and its resize
  * variant): whole NUMA nodes and sockets first, then uncore caches, whole

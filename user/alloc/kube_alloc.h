@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kubelet-compatible exclusive CPU choices: the static CPU manager policy
  * of the kubelet (pkg/kubelet/cm/cpumanager: cpu_assignment.go,

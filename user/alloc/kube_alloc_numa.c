@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kubelet's distributed CPU choice (takeByTopologyNUMADistributed, KEP-2902,
  * and its resize variant): try 1, 2, ... NUMA nodes; among the node

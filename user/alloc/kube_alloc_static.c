@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kubelet's static CPU manager policy around the take algorithms
  * (policy_static.go): option dispatch (takeByTopology), Topology Manager

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Topology Manager hints, merge and admission (numa_align.h) for up to 64
  * NUMA nodes.

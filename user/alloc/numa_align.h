@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * NUMA alignment with kubelet Topology Manager semantics (pure: no I/O,
  * no logging, no globals): hint generation for exclusive CPUs, the merge

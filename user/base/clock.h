@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The clocks the daemon reads. CLOCK_MONOTONIC is the clock of
  * bpf_ktime_get_ns, so event stamps and our own readings compare;

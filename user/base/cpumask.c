@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpumask set algebra and the cpulist / hex-cpumask text formats.
  * Parsing is strict because cpulists arrive from pod annotations.

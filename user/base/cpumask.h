@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Fixed-size CPU and NUMA node sets, and the Linux cpulist text format
  * ("0,2-3,8", cpuset(7) "List format").

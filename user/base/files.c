@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Safe file access for paths that others can write (files.h). */
 #include <errno.h>
 #include <fcntl.h>

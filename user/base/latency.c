@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "latency.h"
 
 /* 1-2-5 steps: 200 µs (issue 23's CreateContainer target) and 2 s (the

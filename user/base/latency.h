@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A latency histogram over fixed bounds, 25 µs .. 2 s, in the shape a
  * Prometheus histogram is exported in (export_prom.c sums the buckets):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Logging: the journal's native protocol when stderr is the journal
  * stream, else one timestamped line per message on stderr (log.h).

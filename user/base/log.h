@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Logging. Two sinks, chosen per message:
  *  - the journal, when stderr is connected to it: JOURNAL_STREAM holds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* /proc look-ups for resync and for cpusetctl's liveness check (procs.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What /proc says of a task, for telling a container's own process from
  * its runtime's when BPF did not see the container start (it was created

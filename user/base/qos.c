@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "qos.h"
 
 const char *pod_qos_name(enum pod_qos qos)

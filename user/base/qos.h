@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A pod's Kubernetes QoS class (Guaranteed, Burstable, BestEffort): the
  * kubelet's cgroup naming shows it (cgroupfs/), the policy decides by it.

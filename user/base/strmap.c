@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* String-keyed hash map: FNV-1a, chaining, doubling. */
 #include <errno.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A string-keyed hash map (separate chaining, doubling at load 1).
  * Keys are copied; values are borrowed pointers the caller owns.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Loader for the detection programs (bpf/cpusetd.bpf.c): probes which
  * twin (tp_btf or raw_tp) of each tracepoint program this kernel can load,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Loads and attaches the detection programs (bpf/cpusetd.bpf.c) and hands
  * their ring-buffer events to a callback.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Loader helpers shared by bpf_events.c and bpf_telemetry.c: libbpf
  * logging, the tp_btf feature probe and twin choice, layout-versioned

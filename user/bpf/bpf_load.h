@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the two BPF loaders (bpf_events.c: detection, bpf_telemetry.c:
  * telemetry) do the same way: route libbpf's output into log.h, pick the

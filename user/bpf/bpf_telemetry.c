@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Loader for the telemetry programs (bpf/telemetry.bpf.c), and the
  * writer of the maps they read from user space (cpu_owner, cpu_node).

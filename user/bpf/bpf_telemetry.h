@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Loads and attaches the telemetry programs (bpf/telemetry.bpf.c) and
  * keeps the maps user space writes for them (cpu_owner, cpu_node).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Foreign cpuset writes through fanotify (fanotify_hook.h says why).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The foreign-write hook for kernels where BPF cannot hook the cpuset
  * write handler (no fexit trampolines, no kprobes): a fanotify mark on the
@@ -17,7 +18,7 @@
  * mode on cgroupfs get the classic mode (an fd per event, resolved through
  * /proc/self/fd).
  *
- * What it cannot see (README "Foreign writes"): a write through another
+ * What it cannot see (user/daemon/README.md "Foreign writes"): a write through another
  * instance of the cgroup filesystem (a mount made inside another cgroup
  * namespace); the exec check and the resync still cover those.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Daemon settings: defaults, then the INI file, then the command line
  * (see config.h).
@@ -290,7 +291,7 @@ static void set_defaults(struct cpusetd_config *c)
 	strcpy(c->nri_plugin_name, NRI_DEFAULT_NAME);
 	strcpy(c->nri_plugin_index, NRI_DEFAULT_INDEX);
 	/* powers of 4 from 4 µs to ~1 s: 13 series per CPU instead of 29
-	 * (README "Metrics"); "all" gives back every slot */
+	 * (tools/monitoring/README.md "Metrics"); "all" gives back every slot */
 	c->n_rq_buckets = 0;
 	for (uint32_t us = 4; us <= 1048576; us *= 4)
 		c->rq_buckets_us[c->n_rq_buckets++] = us;

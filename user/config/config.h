@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Daemon settings: defaults, then the INI file (--config, parsed with
  * inih), then the command line, each overriding the one before.
@@ -13,11 +14,11 @@
  * resource_status_namespaces. The Prometheus export (export_textfile.h):
  * textfile ("" = none), export_interval (seconds), export_containers
  * (all|exclusive|none), runqueue_wait_buckets_us (µs bounds, or all). The daemon's own
- * scheduling, applied at start (README "Scheduling"): sched_policy,
+ * scheduling, applied at start (systemd/README.md "Scheduling"): sched_policy,
  * sched_priority, nice, run_on_reserved_cpus. The CFS quota of exclusive
  * containers: exclusive_cpu_quota (unset|keep). Host isolation (README
  * "Host isolation", user/host/host.h): isolate_host (bool; --isolate-host),
- * isolate_host_skip, isolate_host_rescan_ms. NRI (README "NRI"): nri
+ * isolate_host_skip, isolate_host_rescan_ms. NRI (user/daemon/README.md "NRI"): nri
  * (auto|off), nri_socket, nri_plugin_name, nri_plugin_index.
  */
 #ifndef CPUSETD_CONFIG_H
@@ -47,7 +48,7 @@
 #define CONFIG_MAX_RQ_BUCKETS		26
 
 /* export_containers: which containers get per-container .prom series
- * (README "Metrics"; the export's enum export_containers, user/export/snapshot.h) */
+ * (tools/monitoring/README.md "Metrics"; the export's enum export_containers, user/export/snapshot.h) */
 enum config_export_containers {
 	CONFIG_EXPORT_EXCLUSIVE = 0,	/* exclusive ones and those with an admission error */
 	CONFIG_EXPORT_ALL,
@@ -95,13 +96,13 @@ struct cpusetd_config {
 	/* comma-separated fnmatch patterns of cgroup paths left alone
 	 * with their subtrees ("" = none); at most HOST_MAX_SKIP */
 	char isolate_host_skip[1024];
-	/* the Prometheus export's cardinality (README "Metrics"): which
+	/* the Prometheus export's cardinality (tools/monitoring/README.md "Metrics"): which
 	 * containers get series, and the run-queue histogram's upper bounds
 	 * in µs (ascending powers of two 2..2^26, the BPF slot edges) */
 	enum config_export_containers export_containers;
 	uint32_t rq_buckets_us[CONFIG_MAX_RQ_BUCKETS];
 	unsigned n_rq_buckets;
-	/* NRI (README "NRI"): nri = auto (true, the default: the runtime's
+	/* NRI (user/daemon/README.md "NRI"): nri = auto (true, the default: the runtime's
 	 * plugin whenever its socket is there, retried) | off (BPF only);
 	 * the socket, and the name and two-digit index we register as */
 	bool nri;
@@ -163,7 +164,7 @@ int config_check_node(const struct cpusetd_config *c, const struct cpumask *onli
 		      size_t len);
 
 /*
- * How a setting takes a new value at SIGHUP (README "Reload"): LIVE ones
+ * How a setting takes a new value at SIGHUP (systemd/README.md "Reload"): LIVE ones
  * are applied by the running daemon; RESTART ones only say that a restart
  * is needed, and keep their old value until then.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The allocation-policy settings of the config file and command line
  * (config.h lists them); one table from option name to parser, so
@@ -214,7 +215,7 @@ void config_policy_defaults(struct policy_config *c)
 	c->integer_qos = POLICY_QOS_LSE;
 	c->be_numa_aware = true;	/* as koordlet's BECPUManager */
 	/* PRD: any pod may name its CPUs; the shipped config says why
-	 * to narrow it (README "Security model") */
+	 * to narrow it (user/README.md "Security model") */
 	strcpy(c->cores_ids_namespaces, "*");
 	strcpy(c->resource_status_namespaces, "*");
 	c->alloc = (struct policy_alloc_config){

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The settings as values: each key's effective value formatted as the INI
  * file takes it (--check-config prints them; a SIGHUP reload compares the
@@ -7,7 +8,7 @@
  * One table, one row per INI key, in the order of --help. A row names
  * the field(s) it covers, so that config_merge_live copies exactly what
  * the key set, and a formatter. Why a key is LIVE or RESTART is said in
- * README "Reload"; main.c applies the LIVE ones.
+ * systemd/README.md "Reload"; main.c applies the LIVE ones.
  */
 #include <sched.h>
 #include <stddef.h>

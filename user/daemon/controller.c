@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The controller's life: set up over the daemon's config, cgroup
  * mounts and topology, torn down at exit. What it does is split by job:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The controller: turns detection events into placements.
  *
@@ -179,7 +180,7 @@ int controller_set_topology(struct controller *c, const struct topology *topo);
 void controller_sync_telemetry(struct controller *c);
 
 /*
- * Host isolation (isolate_host; user/host/host.h, README "Host
+ * Host isolation (isolate_host; user/host/host.h, user/daemon/README.md "Host
  * isolation"). controller_isolate_rescan: the periodic pass
  * (isolate_host_rescan_ms) that catches tasks, IRQs and cgroups that
  * appeared or changed since the last; cheap when nothing is held.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Foreign writes: another process wrote a managed container's cpuset.
  * The placement is written again, and a writer that keeps fighting is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * BPF events in. Every event is a hint to look: the table changes only
  * after the cgroup as it is now agrees (it exists, its id is the

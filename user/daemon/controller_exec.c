@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The exec check: the runtime's own write of a container's cpuset.cpus
  * between our mkdir-time write and the container's program (see below).

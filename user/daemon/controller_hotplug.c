@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * CPU hotplug: the policy decides replacements and shortfalls
  * (policy_hotplug.h); here every container is brought to them, pooled

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The controller's insides, shared by its files (controller.c lists
  * them) and by nothing else: the daemon, the exporters and the tests use

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Host isolation, the controller's side: when to pass (user/host/host.h
  * does the rest). A pass runs where the pools change (once per event, from

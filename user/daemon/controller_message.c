@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The termination message of a rejected container: which file, and its
  * write on the writer thread (reject_writer.h), never on the loop.

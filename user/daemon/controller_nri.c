@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * NRI's requests (user/nri/nri.h, struct nri_handlers) in the controller:
  * the same policy, book and writer as the BPF path, asked earlier. The

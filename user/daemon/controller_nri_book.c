@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * NRI's records, by container id (controller_nri.c answers the requests
  * with them): the metadata NRI gave, what the runtime's own record of

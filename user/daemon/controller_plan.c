@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cgroup v2 hierarchical writes: the container table becomes the tree
  * cgfs_plan_v2 wants (node 0 the kubepods root, then QoS slices and pods,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The controller's cgroup v2 hierarchical writes (controller_plan.c):
  * keeps the tree the planner needs (kubepods root, QoS slices, pods,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The CFS quota of exclusive containers (exclusive_cpu_quota = unset).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Admission errors: logged once per container, listed per pod, and with
  * on_error=reject the container killed at its own first exec.

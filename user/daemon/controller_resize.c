@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * In-place resizes (kubelet InPlacePodVerticalScaling): a running
  * container's CPU limit changed with no cgroup event, so a timer re-reads

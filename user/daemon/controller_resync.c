@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Resync: rebuild the table and every placement from the live cgroups,
  * the bundles and kubelet's checkpoint (start-up, lost events). A running

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The exporters' view of the controller (export/snapshot.h): what
  * status.json, topology.json and the .prom file say, in one place.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The container table (by cgroup path) and what each container is: its
  * bundle or cgroup metadata, the policy request it makes, its name in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The telemetry maps user space owns: cpu_owner from the placements, and
  * the stats of containers that are gone dropped after a resync.

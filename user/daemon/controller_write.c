@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * One container's cpuset write and the BPF placement map beside it:
  * the map allows a set before the set lands, and says exactly what was

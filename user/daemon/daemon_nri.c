@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The daemon's NRI connection (daemon_nri.h): the wire layer
  * (user/nri/nri.h) on one side, the controller's handlers on the other,

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The daemon's NRI connection (config nri = auto; README "NRI"): made at
+ * The daemon's NRI connection (config nri = auto; user/daemon/README.md "NRI"): made at
  * start with the controller's handlers, its fd kept in the loop's epoll
  * set across reconnects, its timer run from the loop, and the updates the
  * runtime has not heard of sent from the loop, never from a handler.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The export writer (export_writer.h): one forked child at a time, its
  * pidfd for the loop's poll set, its results in a page shared with it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The export writer: status.json, topology.json and the .prom textfile
  * are built and written in a forked child, off the event loop, so an

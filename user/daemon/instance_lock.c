@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One daemon per node state (instance_lock.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * One daemon per node state: two cpusetd on the same state dir or BPF pin
  * dir would both place containers, each undoing the other's writes.

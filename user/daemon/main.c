@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpusetd: the node daemon. Start-up order matters:
  *   1. attach the BPF detection programs, so no cgroup event is missed;
@@ -8,7 +9,7 @@
  * isolation (isolate_host) is the exception: what it narrowed is given
  * back at stop (controller_isolate_stop).
  *
- * SIGHUP reloads the config file (README "Reload"): parsed and checked
+ * SIGHUP reloads the config file (systemd/README.md "Reload"): parsed and checked
  * whole as a start would, refused as a whole when anything is wrong; of
  * a good one the keys that can change live are applied, those that need
  * a restart are named; then the full resync SIGHUP always did.
@@ -364,7 +365,7 @@ static int on_isolate_timer(struct daemon *d)
 	return controller_isolate_rescan(d->ctl) == -ENOMEM ? -ENOMEM : 0;
 }
 
-/* --- SIGHUP: reload the config (README "Reload") --- */
+/* --- SIGHUP: reload the config (systemd/README.md "Reload") --- */
 
 static int open_export(struct daemon *d);
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Writes the reason of a rejection into the container's termination
  * message file (see reject.h).

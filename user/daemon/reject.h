@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Rejecting a container (on_error=reject): put the reason where kubelet
  * reads it (the termination message file), then kill the container.

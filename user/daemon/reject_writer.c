@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The termination message writer thread (reject_writer.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The termination message writer: one thread that writes rejected
  * containers' termination messages (reject_write_message) off the event

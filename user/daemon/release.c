@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpusetd --release (release.h): the instance lock, then what is under
  * the kubepods root (release_tree.c), host isolation and the pins, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpusetd --release, between its files (release.h is the interface):
  *   release.c       the lock, host isolation, the pins, the summary, the run

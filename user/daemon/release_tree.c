@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpusetd --release under the kubepods root (release_internal.h): the
  * tree read once, parents first; which containers are exclusive, as the

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
- * The daemon's own scheduling (README "Scheduling"): SCHED_FIFO (or a
+ * The daemon's own scheduling (systemd/README.md "Scheduling"): SCHED_FIFO (or a
  * nice value) on every thread, and the reserved CPUs when there are any,
  * so a busy node does not delay placements behind its own load.
  */

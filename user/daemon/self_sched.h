@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The daemon's own scheduling policy and CPUs (README "Scheduling").
+ * The daemon's own scheduling policy and CPUs (systemd/README.md "Scheduling").
  */
 #ifndef CPUSETD_SELF_SCHED_H
 #define CPUSETD_SELF_SCHED_H

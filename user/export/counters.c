@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "counters.h"
 
 const struct counter_info counter_info[COUNTERS_N] = {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The daemon's counters, in one table. Each X(name, metric, help) row
  * makes a field of struct cpusetd_counters, a key of status.json's
@@ -72,17 +73,17 @@
 	  "Foreign cpuset writes undone by writing the placement again.") \
 	X(write_conflicts, "cpusetd_write_conflicts_total", \
 	  "Containers given up after a writer kept overwriting their cpuset (write_conflict).") \
-	/* controller_write.c: the BPF placement map (README "BPF maps") */ \
+	/* controller_write.c: the BPF placement map (bpf/README.md "BPF maps") */ \
 	X(placement_map_errors, "cpusetd_placement_map_errors_total", \
 	  "Containers whose BPF placement map entry could not be written (map full).") \
 	/* status.json only: entries of containers gone unseen, pruned at resyncs */ \
 	X(placement_map_pruned, NULL, NULL) \
-	/* main.c: SIGHUP reloads of the config file (README "Reload") */ \
+	/* main.c: SIGHUP reloads of the config file (systemd/README.md "Reload") */ \
 	X(config_reloads, "cpusetd_config_reloads_total", \
 	  "SIGHUP config reloads taken (the file was valid; restart-only keys wait).") \
 	X(config_reload_failures, "cpusetd_config_reload_failures_total", \
 	  "SIGHUP config reloads refused (invalid file): the old config stays.") \
-	/* controller_nri.c, controller_nri_book.c: NRI (README "NRI") */ \
+	/* controller_nri.c, controller_nri_book.c: NRI (user/daemon/README.md "NRI") */ \
 	X(nri_placed_at_create, "cpusetd_nri_placed_at_create_total", \
 	  "Containers placed at NRI CreateContainer (the runtime applies the answer).") \
 	X(nri_refused_at_create, "cpusetd_nri_refused_at_create_total", \

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Koordinator NodeResourceTopology annotations from the topology and the
  * placements (schemas and choices in export_koord.h). Pure: data in, JSON

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * topology.json: the node's CPU facts in the schemas Koordinator uses for
  * its NodeResourceTopology annotations (the Koordinator proposal, "CPU

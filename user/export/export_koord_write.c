@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Writes <state-dir>/topology.json (export_koord.h) from a snapshot of the
  * placements, next to status.json and through the same atomic write

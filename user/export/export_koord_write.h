@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Daemon side of topology.json (schema in export_koord.h). */
 #ifndef CPUSETD_EXPORT_KOORD_WRITE_H
 #define CPUSETD_EXPORT_KOORD_WRITE_H

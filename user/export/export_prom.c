@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Prometheus text renderer (export_prom.h): pure, into an
  * open_memstream buffer. One function per metric family group; each
@@ -216,7 +217,7 @@ static void hist_series(FILE *f, const char *name, const char *labels, unsigned 
 		labels[0] ? "}" : "", (unsigned long long)cum);
 }
 
-/* NRI (README "NRI"): whether it is in use, with whom, and the
+/* NRI (user/daemon/README.md "NRI"): whether it is in use, with whom, and the
  * connection's counters; nothing with nri = off. */
 static void render_nri(FILE *f, const struct snapshot_nri *n)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Prometheus text exposition (format 0.0.4) of the daemon's state, for the
  * node_exporter textfile collector.
@@ -13,7 +14,7 @@
  * series together. No timestamps: the textfile collector refuses them.
  * The README lists every metric.
  *
- * Cardinality (README "Metrics"): a series that carries a figure has
+ * Cardinality (tools/monitoring/README.md "Metrics"): a series that carries a figure has
  * only labels that live as long as what it measures (a CPU id, a
  * container's names and ID, a pool's name); cpulists, which change with
  * every admission, are in their own "_info" series keyed by such an id.

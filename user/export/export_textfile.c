@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The Prometheus textfile export (export_textfile.h): snapshot ->
  * export_view -> export_prom_render -> files_write_atomic.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The daemon side of the Prometheus export: turns a snapshot of the controller (snapshot.h)
  * (and a telemetry snapshot, when there is one) into export_prom's view,

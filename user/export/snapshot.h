@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the exporters (status.json, topology.json, the .prom textfile)
  * read: one snapshot of the controller, taken by the daemon
@@ -27,7 +28,7 @@
 #include "counters.h"
 
 /*
- * The phases of one resize's convergence, in order (README "Metrics"):
+ * The phases of one resize's convergence, in order (tools/monitoring/README.md "Metrics"):
  * wakeup, the BPF event to the controller taking it (ring buffer, the
  * loop's wake-up, events ahead of it); plan, from there to the first
  * pool write (the cgroup checks, the bundle, the policy); writes, every
@@ -84,7 +85,7 @@ struct snapshot_isolation {
 
 /*
  * Which containers get per-container series in the .prom file (config
- * export_containers; README "Metrics", cardinality): every one, those
+ * export_containers; tools/monitoring/README.md "Metrics", cardinality): every one, those
  * that hold exclusive CPUs (integer, annotated) or have an admission
  * error, or none. Sandboxes never do.
  */

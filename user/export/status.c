@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * status.json writer (schema in status.h). Built with json-c, written to
  * a temporary file in the same directory and renamed over the old one, so
@@ -80,7 +81,7 @@ static void add_liveness(json_object *o, const struct snapshot *s,
 	add(o, "pid_ns", json_object_new_uint64(pidns));
 }
 
-/* NRI's state (README "NRI"): "off", "connecting" or "connected", the
+/* NRI's state (user/daemon/README.md "NRI"): "off", "connecting" or "connected", the
  * runtime, and the connection's counters. */
 static json_object *nri_obj(const struct snapshot_nri *n)
 {

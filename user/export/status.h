@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * status.json: the daemon's view for cpusetctl and people, rewritten
  * atomically (temp file in the same directory, fsync-free rename) in

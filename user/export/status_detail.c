@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Per-container "decision" in status.json: the rule and the inputs behind
  * a placement, so a person can be told why (cpusetctl explain) without

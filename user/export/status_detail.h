@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The "decision" object of a status.json container (schema in status.h):
  * the facts `cpusetctl explain` needs to say why a container has its CPUs.

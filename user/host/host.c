@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Host isolation: one pass plans every change (cgroups, root tasks, IRQs,
  * workqueue), saves the originals of what it is about to narrow (write

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Host isolation: keeps everything that is not a container off the
  * exclusive CPUs while they are held, and gives each thing back what it
- * had once they are freed (README "Host isolation").
+ * had once they are freed (user/daemon/README.md "Host isolation").
  *
  * The host's set is online − exclusive (the shared pool and the reserved
  * system CPUs stay the host's). What is narrowed, each to own ∩ host and

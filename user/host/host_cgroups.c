@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Host cpuset cgroups: every cgroup of the cpuset hierarchy but its root,
  * the kubepods subtree (the controller's), the kubepods root's ancestors

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Host isolation internals shared by its files and nothing else:
  *   host.c          the pass: write-ahead, writes, status

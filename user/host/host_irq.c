@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * IRQ affinity and the unbound workqueue cpumask.
  *

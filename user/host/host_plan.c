@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Planning one thing (host_internal.h): its original from its record or
  * its live value, the value it should have, and the record kept ahead of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The records of what host isolation narrowed, and their state file
  * (HOST_STATE_FILE in the state dir), one line per thing:

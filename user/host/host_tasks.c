@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The tasks of the hierarchy's root cgroup (v1: the root cpuset's
  * "tasks"; v2: the root's "cgroup.threads"), by their affinity

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kubelet CPU manager checkpoint reader (see kubelet_state.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kubelet's CPU manager checkpoint (/var/lib/kubelet/cpu_manager_state),
  * read when cpusetd takes over a node that ran kubelet's static policy:

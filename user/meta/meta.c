@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Pod metadata from the OCI bundle config.json (see meta.h for the keys).
  *

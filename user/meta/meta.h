@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Pod metadata from the OCI bundle config.json the runtime writes before it
  * creates the container's cgroup (runtime-spec config.md, config-linux.md).

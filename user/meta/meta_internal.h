@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * JSON helpers of meta_json.c, shared by meta.c and meta_pod.c (not for
  * other modules), and meta_pod.c's entry point for meta.c. Calls go one

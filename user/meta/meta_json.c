@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Typed access to hostile JSON, shared by the bundle parser (meta.c) and
  * the pod policy annotations (meta_pod.c): strict parsing with bounded

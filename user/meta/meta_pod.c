@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Pod policy annotations (meta.h struct pod_policy_ann): Koordinator's QoS
  * class and scheduler-made allocation (the Koordinator proposal "API" section:

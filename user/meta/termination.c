@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kubelet's termination message file of a container, by its shape
  * (termination.h). Byte comparisons only: what is accepted is one exact

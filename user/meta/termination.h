@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Which host file may take a rejected container's termination message:
- * kubelet's own file for that container, and no other (README "Security
+ * kubelet's own file for that container, and no other (user/README.md "Security
  * model"). Pure: strings in, a verdict out; no I/O.
  *
  * kubelet makes one file per container attempt under its pods directory,

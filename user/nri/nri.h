@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpusetd as an NRI plugin: the connection to the runtime and its events,
  * in the daemon's own terms.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The connection to the runtime's NRI socket: connect (or adopt the
  * pre-installed plugin's fd), register, read and answer, write without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The connection object, shared by nri_conn.c (socket, lifecycle, our
  * calls to the runtime) and nri_serve.c (the Plugin service the runtime

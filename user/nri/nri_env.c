@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The pre-installed plugin's environment (nri.h nri_conn_config_from_env):
  * the runtime starts the plugin with the connection already open and

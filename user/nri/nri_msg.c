@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * NRI messages <-> nri.h's C types. Every string from the runtime is
  * untrusted and arrives as bytes (nri.proto): checked for length and NUL,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * NRI's protobuf messages (protobuf-c, from user/nri/nri.proto) to and
  * from the plain C of nri.h; for the files of user/nri and their tests.

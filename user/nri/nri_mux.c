@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * NRI's multiplexer, our side (containerd/nri pkg/net/multiplex/mux.go):
  * one Unix stream carries frames of an 8-byte header (big-endian uint32

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The Plugin service (api.proto service Plugin), served on mux connection
  * 1: each request is decoded, turned into one handler call with nri.h's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ttrpc, our side (containerd/ttrpc PROTOCOL.md, request.proto): a 10-byte
  * header (big-endian uint32 data length, uint32 stream id, uint8 type,

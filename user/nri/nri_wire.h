@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * NRI's wire below the messages, for the files of user/nri and their tests
  * (not for other modules): byte buffers, the multiplexer's frames

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The per-pod error table (pod_errors.h): a strmap from a key built of
  * the three names, each prefixed with its length (the names come from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The policy's entry points: creating it, admitting and releasing
  * containers. The book-keeping they change is policy_book.c,

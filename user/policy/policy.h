@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The allocation rules (pure: data in, data out, no I/O).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Picking an integer container's exclusive CPUs (policy_alloc.h): the NUMA
  * alignment first, then Koordinator's accumulator or kubelet's static

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * How an integer container's exclusive CPUs are picked among the free
  * ones. Two engines, both pure:

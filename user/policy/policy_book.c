@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The policy's book-keeping, read and kept: byCID, annotRef and intOwner
  * (PRD §3), the pools they leave, admission-error reasons and the

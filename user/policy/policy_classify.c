@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * What a container is: annotated, scheduled (Koordinator resource-status),
  * integer (exclusive CPUs), shared or BE. Pure; every annotation value is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * CPU hotplug in the policy (policy_hotplug.h): the book-keeping follows
  * a new online set.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * CPU hotplug in the policy (pure: data in, data out).
  *

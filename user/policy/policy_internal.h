@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The policy's book-keeping, shared by policy*.c (not for other modules).
  */

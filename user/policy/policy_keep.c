@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Which CPUs a running container may keep (PRD §3.4): kubelet's
  * checkpoint or its live cpuset, when they are still free for it, so a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Who may ask for a fixed set (issue 22, H2). weka.io/cores-ids and
  * Koordinator's resource-status make cpusetd take exactly the CPUs a pod

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Placing a classified container: which CPUs, which memory nodes.
  * Exclusive CPUs come out of online − annotated − exclusive −

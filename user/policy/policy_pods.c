@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Topology Manager pod scope (KEP-2570; user/README.md "Sources"): the first
  * exclusive container of a pod aligns the whole pod's CPUs to a NUMA mask,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Rebuilding the book-keeping from a live node (PRD §3.4): the
  * kernel's cgroup files, and kubelet's checkpoint on takeover, are the

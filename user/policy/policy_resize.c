@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * In-place resize of a running container (policy_resize in policy.h).
  *

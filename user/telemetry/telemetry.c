@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Telemetry snapshots (telemetry.h): copies of the BPF telemetry maps,
  * read through the daemon's fds or the pinned files.

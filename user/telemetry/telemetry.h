@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading the telemetry maps (maps/cpusetd.h "Telemetry") from user
  * space: the daemon's exporter reads them through its own map fds,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Per-CPU rates between two telemetry snapshots; see telemetry_rates.h. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Per-CPU rates between two telemetry snapshots (user/telemetry/telemetry.h), for
  * `cpusetctl top`: pure, so the arithmetic is unit-tested without maps.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * CPU hotplug uevents (hotplug.h): a netlink socket on the kernel's
  * uevent group, drained in batches. A storm of messages (SMT off takes

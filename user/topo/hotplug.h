@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * CPU hotplug events: the kernel's uevents for cpu devices, read from a
  * NETLINK_KOBJECT_UEVENT socket bound to the kernel group.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Topology discovery from sysfs under a root. Only what the allocation
  * rules need today: online CPUs, SMT sibling groups, packages, NUMA nodes.

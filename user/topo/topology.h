@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * CPU topology read from sysfs under a root (the directory that would be
  * mounted at /sys), so tests can point it at real snapshots.

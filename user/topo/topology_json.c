@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Topology -> JSON; key meanings in topology_json.h. */
 #include <stdio.h>
 #include "topology_json.h"

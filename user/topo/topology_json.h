@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The topology as JSON (json-c), shared by status.json and
  * `cpusetctl topology --json` so both speak the same keys:
