@@ -322,6 +322,27 @@ void policy_free_for(const struct policy *p, const struct klass_info *ki, struct
 	policy_free_beside(p, ki, &p->pod_rooms, ret);
 }
 
+bool policy_hold_parts(const struct policy *p, struct cpumask *free_cpus)
+{
+	struct cpumask before = *free_cpus;
+	const struct policy_entry *e;
+	struct policy_decision pd;
+	struct cpumask part;
+	size_t it = 0;
+	int first;
+
+	while ((e = policy_next(p, &it))) {
+		if (cpumask_empty(&e->pool_nodes) || e->err)
+			continue;
+		pd = (struct policy_decision){ .kind = e->kind, .pool_nodes = e->pool_nodes };
+		if (!policy_pool_for(p, &pd, &part) || !cpumask_subset(&part, free_cpus) ||
+		    (first = cpumask_next(&part, 0)) < 0)
+			continue;
+		cpumask_andnot(free_cpus, free_cpus, topo_core_cpus(p->topo, (unsigned)first));
+	}
+	return !cpumask_equal(&before, free_cpus);
+}
+
 void policy_free_beside(const struct policy *p, const struct klass_info *ki,
 			const struct cpumask *rooms, struct cpumask *ret)
 {

@@ -78,8 +78,18 @@ void policy_own_cpus(struct policy *p, struct policy_entry *e);
 bool policy_disown_cpus(struct policy *p, struct policy_entry *e);
 
 /* The CPUs an integer container of class ki may take: online − annotated
- * − exclusive − reserved_cpus, isolated ones only on opt-in (never mixed). */
+ * − exclusive − reserved_cpus − system_qos_cpus, isolated ones only on
+ * opt-in (never mixed). */
 void policy_free_for(const struct policy *p, const struct klass_info *ki, struct cpumask *ret);
+/*
+ * Takes out of free_cpus (CPU ids) one physical core of every pool part
+ * in use (a pod Koordinator bound to NUMA nodes) whose CPUs are all in
+ * it: the part's lowest core, so the answer stays stable. For a second
+ * choice when the first would have emptied a part (place_integer): the
+ * allocator then looks elsewhere instead of the pod being refused.
+ * Returns true when it took anything out. Cannot fail.
+ */
+bool policy_hold_parts(const struct policy *p, struct cpumask *free_cpus);
 /* The same with rooms in place of every pod's room (p->pod_rooms): for
  * choosing rooms again before they move (policy_pods.c). */
 void policy_free_beside(const struct policy *p, const struct klass_info *ki,

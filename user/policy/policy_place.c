@@ -182,6 +182,11 @@ static int place_integer(struct policy *p, const struct policy_request *req,
 	if (r < 0)
 		return policy_fail(d, policy_alloc_error(r), "%s", why);
 	r = policy_check_pool(p, &res.cpus, d);
+	/* It would empty a pool part in use: choose again without the
+	 * parts' last cores (another NUMA node), before refusing. */
+	if (r < 0 && policy_hold_parts(p, &ar.free) &&
+	    policy_alloc_choose(p->at, &p->cfg.alloc, &ar, &res, why, sizeof(why)) == 0)
+		r = policy_check_pool(p, &res.cpus, d);
 	if (r < 0)
 		return r;
 	if (topo_nodes_of(p->topo, &res.cpus, &d->mems) < 0)
