@@ -8,8 +8,10 @@
 #ifndef CPUSETD_TESTLIB_CONFIG_H
 #define CPUSETD_TESTLIB_CONFIG_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "user/config/config.h"
 
@@ -43,6 +45,32 @@ static inline int tl_config_parse(const char *text, const char *opt, struct cpus
 	assert_true(fputs(text, f) >= 0);
 	assert_int_equal(fclose(f), 0);
 	return config_parse(opt ? 4 : 3, argv, c, tl_config_msg, sizeof(tl_config_msg));
+}
+
+/* What `cpusetd --check-config` prints for c (config_print), into
+ * buf[size], NUL-terminated. */
+static inline void tl_config_print(const struct cpusetd_config *c, char *buf, size_t size)
+{
+	FILE *f;
+
+	memset(buf, 0, size);
+	assert_non_null(f = fmemopen(buf, size - 1, "w"));
+	config_print(c, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* How many config keys want(name) picks; each must take effect only at a
+ * restart (a reload names it). */
+static inline unsigned tl_config_restart_keys(bool (*want)(const char *name))
+{
+	unsigned found = 0;
+
+	for (unsigned i = 0; i < config_n_keys(); i++)
+		if (want(config_key_name(i))) {
+			assert_int_equal(config_key_reload(i), CONFIG_RELOAD_RESTART);
+			found++;
+		}
+	return found;
 }
 
 #endif
