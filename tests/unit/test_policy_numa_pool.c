@@ -166,6 +166,14 @@ static void test_follows_and_protects(void **state)
 	i = annotated("pin3", "12-13");
 	assert_int_equal(policy_admit(p, &i, &d), 0);
 	assert_now(p, "web", "14-15", "1");
+	/* An integer pod goes to another node rather than be refused for
+	 * emptying the part: MostAllocated would pick node 1 (the fullest)
+	 * first, and the choice is made again without the part's last core. */
+	i = integer("db2", 2);
+	assert_int_equal(policy_admit(p, &i, &d), 0);
+	assert_int_equal(d.kind, CPUSETD_KIND_INTEGER);
+	assert_false(cpumask_intersects(&d.cpus, &topo->node_cpus[1]));
+	assert_now(p, "web", "14-15", "1");
 	/* A release widens it again. */
 	assert_true(policy_release(p, "pin"));
 	assert_true(policy_release(p, "pin3"));
@@ -175,29 +183,6 @@ static void test_follows_and_protects(void **state)
 	assert_int_equal(policy_admit(p, &i, &d), 0);
 	assert_false(cpumask_intersects(&d.cpus, &topo->node_cpus[1]));
 	assert_now(p, "web", "8-15", "1");
-	policy_free(p);
-}
-
-/* The allocator keeps off a part's last core: an integer pod goes to
- * another node instead of being refused for emptying the part (with
- * MostAllocated the fullest node, the part's, would come first). */
-static void test_integer_goes_elsewhere(void **state)
-{
-	struct pod_policy_ann n1 = on_nodes("LS", "1");
-	struct policy_request r = burstable("web", &n1), i;
-	struct policy_decision d;
-	struct policy *p = mk_policy(true, "*");
-
-	(void)state;
-	assert_int_equal(policy_admit(p, &r, &d), 0);
-	i = annotated("pin", "8-13");
-	assert_int_equal(policy_admit(p, &i, &d), 0);
-	assert_now(p, "web", "14-15", "1");
-	i = integer("db", 2);
-	assert_int_equal(policy_admit(p, &i, &d), 0);
-	assert_int_equal(d.kind, CPUSETD_KIND_INTEGER);
-	assert_false(cpumask_intersects(&d.cpus, &topo->node_cpus[1]));
-	assert_now(p, "web", "14-15", "1");
 	policy_free(p);
 }
 
@@ -475,7 +460,6 @@ int main(void)
 		cmocka_unit_test(test_koordlet_cases),
 		cmocka_unit_test(test_koordlet_fixture),
 		cmocka_unit_test(test_follows_and_protects),
-		cmocka_unit_test(test_integer_goes_elsewhere),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_be),
 		cmocka_unit_test(test_sandbox),
