@@ -91,6 +91,10 @@ static enum write_hook first_hook(void)
 	if (!getenv("CPUSETD_BPF_NO_KPROBE") &&
 	    access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0)
 		return HOOK_KPROBE;
+	/* For benchmarks only (BENCHMARKS.md "suspects"): no write hook at
+	 * all, to measure what the fanotify mark costs our own writes. */
+	if (getenv("CPUSETD_WRITE_HOOK_OFF"))
+		return HOOK_NONE;
 	if (!getenv("CPUSETD_NO_FANOTIFY"))
 		return HOOK_FANOTIFY;
 	log_debug("bpf: no kprobe PMU, CPUSETD_NO_FANOTIFY: write hook from syscalls");

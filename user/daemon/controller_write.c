@@ -86,6 +86,18 @@ static void map_recovered(struct controller *c, struct container *ct)
 	c->dirty = true;
 }
 
+/* For benchmarks only: CPUSETD_PLACEMENT_MAP_OFF=1 leaves the placement
+ * map alone (what its two updates per resized container cost). The exec
+ * check and the BPF side of rejections then see no entry. */
+static bool placement_map_off(void)
+{
+	static int off = -1;
+
+	if (off < 0)
+		off = getenv("CPUSETD_PLACEMENT_MAP_OFF") != NULL;
+	return off;
+}
+
 /* Sets ct's placement map entry to cpus with what ct is now (kind, exec
  * check armed, rejection armed); map_cpus follows on success. A failure is
  * handled here (map_failed). Returns 0, or the map's -errno; nothing to do
@@ -96,7 +108,7 @@ static int set_map(struct controller *c, struct container *ct, const struct cpum
 					.reject_id = ct->reject_armed ? ct->cgroup_id : 0 };
 	int r;
 
-	if (!c->bpf || !ct->cgroup_id)
+	if (!c->bpf || !ct->cgroup_id || placement_map_off())
 		return 0;
 	memcpy(pl.cpus, cpus->bits, sizeof(pl.cpus));
 	r = bpf_events_set_placement(c->bpf, ct->cgroup_id, &pl);
