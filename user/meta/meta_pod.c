@@ -274,10 +274,38 @@ int meta_parse_pod_policy(struct json_object *ann, struct pod_policy_ann *ret)
 	int r;
 
 	plain(ann, META_QOS_CLASS_ANNOTATION, ret->qos_class, sizeof(ret->qos_class), ret);
+	if (ret->qos_class[0])
+		ret->qos_from = META_QOS_FROM_ANNOTATION;
 	plain(ann, META_PREFER_ISOLATED_ANNOTATION, ret->prefer_isolated,
 	      sizeof(ret->prefer_isolated), ret);
 	r = resource_status(ann, ret);
 	if (r < 0)
 		return r;
 	return resource_spec(ann, ret);
+}
+
+void meta_pod_labels(const struct meta_annotation *l, size_t n, struct pod_policy_ann *a)
+{
+	static const char key[] = META_QOS_CLASS_ANNOTATION;
+	const struct meta_annotation *q = NULL;
+
+	for (size_t i = 0; i < n; i++)	/* the last of equal keys wins */
+		if (l[i].key_len == sizeof(key) - 1 && memcmp(l[i].key, key, sizeof(key) - 1) == 0)
+			q = &l[i];
+	if (!q)
+		return;
+	if (q->value_len >= sizeof(a->qos_class) ||
+	    (q->value_len && memchr(q->value, '\0', q->value_len))) {
+		bad(a, "%s label: not a string of at most %zu bytes", key,
+		    sizeof(a->qos_class) - 1);
+		return;
+	}
+	if (a->qos_from == META_QOS_FROM_ANNOTATION &&
+	    (strlen(a->qos_class) != q->value_len ||
+	     memcmp(a->qos_class, q->value, q->value_len) != 0))
+		memcpy(a->qos_annotation_ignored, a->qos_class, sizeof(a->qos_class));
+	if (q->value_len)
+		memcpy(a->qos_class, q->value, q->value_len);
+	a->qos_class[q->value_len] = '\0';
+	a->qos_from = META_QOS_FROM_LABEL;
 }
