@@ -179,6 +179,8 @@ static json_object *explain_obj(json_object *root, json_object *c)
 	copy(o, d, "cpu_period_us");
 	json_object_object_add(o, "cfs_quota", ctl_quota_obj(ctl_jstr(c, "cgroup", "")));
 	copy(o, d, "annotations");
+	copy(o, d, "labels");
+	copy(o, d, "qos_class_from");
 	json_object_object_add(o, "policy", exclusive(c) ? policy_obj(root, c) : NULL);
 	json_object_object_add(o, "pool", json_object_new_string(pool_text(c, d)));
 	return o;
@@ -252,6 +254,27 @@ static void print_cpus(const char *label, const char *list, const char *none)
 	line(label, buf);
 }
 
+/* Where the Koordinator class came from, for the kind line: the pod's
+ * label (NRI), over an annotation that said otherwise, or the annotation. */
+static const char *class_from(json_object *e)
+{
+	static char buf[128];
+	const char *from = ctl_jstr(e, "qos_class_from", "");
+	const char *ann = ctl_jstr(ctl_jget(e, "annotations", json_type_object),
+				   "koordinator.sh/qosClass", "");
+
+	if (strcmp(from, "label") == 0 && *ann)
+		snprintf(buf, sizeof(buf), " (pod label koordinator.sh/qosClass, over the "
+			 "annotation's %.16s)", ann);
+	else if (strcmp(from, "label") == 0)
+		snprintf(buf, sizeof(buf), " (pod label koordinator.sh/qosClass)");
+	else if (strcmp(from, "annotation") == 0)
+		snprintf(buf, sizeof(buf), " (pod annotation koordinator.sh/qosClass)");
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
 static void print_human(json_object *e)
 {
 	json_object *err = ctl_jget(e, "error", json_type_object);
@@ -264,9 +287,10 @@ static void print_human(json_object *e)
 	ctl_put_clean(ctl_jbool(e, "sandbox") ? "POD" : ctl_jstr(e, "container", "?"));
 	putchar('\n');
 	line("container", ctl_jstr(e, "container_id", "?"));
-	snprintf(buf, sizeof(buf), "%s, QoS %s, Koordinator class %s", ctl_jstr(e, "kind", "?"),
+	snprintf(buf, sizeof(buf), "%s, QoS %s, Koordinator class %s%s", ctl_jstr(e, "kind", "?"),
 		 *ctl_jstr(e, "qos", "") ? ctl_jstr(e, "qos", "") : "?",
-		 *ctl_jstr(e, "qos_class", "") ? ctl_jstr(e, "qos_class", "") : "none");
+		 *ctl_jstr(e, "qos_class", "") ? ctl_jstr(e, "qos_class", "") : "none",
+		 class_from(e));
 	line("kind", buf);
 	snprintf(buf, sizeof(buf), "%s: %s", ctl_jstr(e, "rule", "?"), ctl_jstr(e, "rule_text", ""));
 	line("rule", buf);

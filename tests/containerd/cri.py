@@ -128,6 +128,7 @@ def cmd_run_pod(c, a):
     cfg.annotations.update({"kubernetes.io/config.source": "api",
                             "kubernetes.io/config.seen": time.strftime("%Y-%m-%dT%H:%M:%SZ")})
     cfg.annotations.update(kv_list(a.annotation))
+    cfg.labels.update(kv_list(a.label))
     cfg.linux.cgroup_parent = a.cgroup_parent
     ns = cfg.linux.security_context.namespace_options
     ns.network = pb.NODE
@@ -366,6 +367,7 @@ def main():
     p.add_argument("--namespace", default="default")
     p.add_argument("--cgroup-parent", required=True)
     p.add_argument("--annotation", action="append", help="KEY=VALUE, a pod annotation")
+    p.add_argument("--label", action="append", help="KEY=VALUE, a pod label")
     p = sub.add_parser("run-container", help="CreateContainer + StartContainer; prints JSON, "
                        "exit 0 when started, 2 when one was not created, 3 when not started")
     p.add_argument("pod")

@@ -512,15 +512,20 @@ pod_cgroup() {
 	esac
 }
 
-# run_pod NAME QOS [KEY=VALUE annotations...]: kubelet's pod cgroup, then
-# RunPodSandbox. Sets POD_ID[NAME].
+# run_pod NAME QOS [KEY=VALUE annotations, label:KEY=VALUE labels...]:
+# kubelet's pod cgroup, then RunPodSandbox. Sets POD_ID[NAME].
 declare -A POD_ID CTR_ID
 run_pod() {
 	local name=$1 qos=$2 cg a args=()
 	shift 2
 	cg=$(pod_cgroup "$qos" "$name")
 	it_mkroot "$cg"
-	for a in "$@"; do args+=(--annotation "$a"); done
+	for a in "$@"; do
+		case $a in
+		label:*) args+=(--label "${a#label:}") ;;
+		*) args+=(--annotation "$a") ;;
+		esac
+	done
 	POD_ID[$name]=$(cri run-pod "$name" --uid "$(pod_uid "$name")" --namespace "$CRI_NS" \
 		--cgroup-parent "$cg" "${args[@]}") || return 1
 	[ -n "${POD_ID[$name]}" ] || return 1

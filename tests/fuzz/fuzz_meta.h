@@ -19,6 +19,13 @@ static inline void fuzz_check_cpulist_text(const char *s)
 static inline void fuzz_check_pod_policy(const struct pod_policy_ann *a)
 {
 	FUZZ_CHECK_STR(a->qos_class);
+	FUZZ_CHECK_STR(a->qos_annotation_ignored);
+	/* The class has a source; an overridden annotation only under a label. */
+	FUZZ_CHECK(a->qos_from <= META_QOS_FROM_LABEL);
+	FUZZ_CHECK(!a->qos_class[0] || a->qos_from != META_QOS_FROM_NONE);
+	FUZZ_CHECK(!a->qos_annotation_ignored[0] || a->qos_from == META_QOS_FROM_LABEL);
+	FUZZ_CHECK(!a->qos_annotation_ignored[0] ||
+		   strcmp(a->qos_annotation_ignored, a->qos_class) != 0);
 	FUZZ_CHECK_STR(a->bind_policy);
 	FUZZ_CHECK_STR(a->exclusive_policy);
 	FUZZ_CHECK_STR(a->prefer_isolated);

@@ -39,12 +39,47 @@ static void test_nodes(void **state)
 
 	(void)state;
 	/* koordlet's rule_test "get cpuset from annotation share pool": one
-	 * node, no resources. */
-	assert_int_equal(parse_status("{\"numaNodeResources\":[{\"node\":0}]}", &m), 0);
+	 * node with CPU. */
+	assert_int_equal(parse_status("{\"numaNodeResources\":[{\"node\":0,"
+		"\"resources\":{\"cpu\":\"2\"}}]}", &m), 0);
 	assert_true(m.pod.has_status_numa);
 	tl_assert_mask(&m.pod.status_numa, "0");
 	assert_false(m.pod.has_status_cpuset);
 	assert_string_equal(m.pod.error, "");
+	meta_release(&m);
+
+	/* BE pods: batch-cpu (milli-CPUs, "2k" = 2000) above zero binds. */
+	assert_int_equal(parse_status("{\"numaNodeResources\":[{\"node\":1,"
+		"\"resources\":{\"kubernetes.io/batch-cpu\":\"2k\"}}]}", &m), 0);
+	assert_true(m.pod.has_status_numa);
+	tl_assert_mask(&m.pod.status_numa, "1");
+	meta_release(&m);
+
+	/* No CPU on any node binds nothing (koordlet a7a1b76: "no cpu numa
+	 * allocation"): no resources, hugepages or memory only, cpu zero,
+	 * batch-cpu zero or below. */
+	static const char *const no_cpu[] = {
+		"{\"numaNodeResources\":[{\"node\":0}]}",
+		"{\"numaNodeResources\":[{\"node\":0,\"resources\":null}]}",
+		"{\"numaNodeResources\":[{\"node\":0,\"resources\":{\"hugepages-1Gi\":\"2Gi\"}}]}",
+		"{\"numaNodeResources\":[{\"node\":0,\"resources\":{\"cpu\":\"0\",\"memory\":\"1Gi\"}}]}",
+		"{\"numaNodeResources\":[{\"node\":0,\"resources\":{\"cpu\":\"0.000m\"}}]}",
+		"{\"numaNodeResources\":[{\"node\":0,\"resources\":{\"cpu\":0}}]}",
+		"{\"numaNodeResources\":[{\"node\":0,\"resources\":{\"kubernetes.io/batch-cpu\":\"-1\"}}]}",
+	};
+	for (size_t i = 0; i < sizeof(no_cpu) / sizeof(no_cpu[0]); i++) {
+		assert_int_equal(parse_status(no_cpu[i], &m), 0);
+		if (m.pod.has_status_numa || m.pod.error[0])
+			fail_msg("%s: bound or refused (%s)", no_cpu[i], m.pod.error);
+		meta_release(&m);
+	}
+
+	/* One entry with CPU binds every entry's node (koordlet joins the
+	 * share pools of all entries). */
+	assert_int_equal(parse_status("{\"numaNodeResources\":[{\"node\":2,"
+		"\"resources\":{\"memory\":\"1Gi\"}},{\"node\":0,\"resources\":"
+		"{\"cpu\":\"500m\"}}]}", &m), 0);
+	tl_assert_mask(&m.pod.status_numa, "0,2");
 	meta_release(&m);
 
 	/* As the scheduler writes it: resources per node; a repeat is one. */
@@ -57,7 +92,7 @@ static void test_nodes(void **state)
 
 	/* Beside a cpuset (an LSR pod of a NUMA-aware scheduler). */
 	assert_int_equal(parse_status("{\"cpuset\":\"4-5\",\"numaNodeResources\":"
-		"[{\"node\":1023}]}", &m), 0);
+		"[{\"node\":1023,\"resources\":{\"cpu\":1}}]}", &m), 0);
 	assert_true(m.pod.has_status_cpuset);
 	assert_string_equal(m.pod.status_cpuset, "4-5");
 	tl_assert_mask(&m.pod.status_numa, "1023");
@@ -99,6 +134,14 @@ static void test_malformed(void **state)
 		  "[0].resources is not an object" },
 		{ "{\"numaNodeResources\":[{\"node\":0,\"resources\":\"cpu\"}]}",
 		  "[0].resources is not an object" },
+		{ "{\"numaNodeResources\":[{\"node\":0,\"resources\":{\"cpu\":\"two\"}}]}",
+		  "[0].resources: cpu or kubernetes.io/batch-cpu is not a quantity" },
+		{ "{\"numaNodeResources\":[{\"node\":0,\"resources\":{\"cpu\":\"2x\"}}]}",
+		  "is not a quantity" },
+		{ "{\"numaNodeResources\":[{\"node\":0,\"resources\":{\"cpu\":true}}]}",
+		  "is not a quantity" },
+		{ "{\"numaNodeResources\":[{\"node\":0,\"resources\":"
+		  "{\"kubernetes.io/batch-cpu\":\"1e\"}}]}", "is not a quantity" },
 	};
 	char many[4096] = "{\"numaNodeResources\":[";
 	struct pod_meta m;
@@ -133,11 +176,11 @@ static void test_policy_equal(void **state)
 	struct pod_meta a, b;
 
 	(void)state;
-	assert_int_equal(parse_status("{\"numaNodeResources\":[{\"node\":1}]}", &a), 0);
-	assert_int_equal(parse_status("{\"numaNodeResources\":[{\"node\":1}]}", &b), 0);
+	assert_int_equal(parse_status("{\"numaNodeResources\":[{\"node\":1,\"resources\":{\"cpu\":\"1\"}}]}", &a), 0);
+	assert_int_equal(parse_status("{\"numaNodeResources\":[{\"node\":1,\"resources\":{\"cpu\":\"1\"}}]}", &b), 0);
 	assert_true(meta_policy_equal(&a, &b));
 	meta_release(&b);
-	assert_int_equal(parse_status("{\"numaNodeResources\":[{\"node\":2}]}", &b), 0);
+	assert_int_equal(parse_status("{\"numaNodeResources\":[{\"node\":2,\"resources\":{\"cpu\":\"1\"}}]}", &b), 0);
 	assert_false(meta_policy_equal(&a, &b));
 	meta_release(&b);
 	assert_int_equal(parse_status("{}", &b), 0);

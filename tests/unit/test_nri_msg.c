@@ -36,6 +36,7 @@ struct pb {
 	Nri__Pkg__Api__V1alpha1__OptionalInt64 quota;
 	Nri__Pkg__Api__V1alpha1__OptionalUInt64 period, shares;
 	PbStrEntry ct_ann[8], *ct_annp[8];
+	PbStrEntry pod_lab[8], *pod_labp[8];
 };
 
 static void pb_init(struct pb *p)
@@ -57,6 +58,7 @@ static void pb_init(struct pb *p)
 	p->pod.linux_ = &p->pod_linux;
 	p->pod_linux.cgroup_parent = B("/kubepods/burstable/pod0000-1111");
 	p->pod.annotations = p->pod_annp;
+	p->pod.labels = p->pod_labp;
 	p->ct.id = B("c0ffee");
 	p->ct.pod_sandbox_id = B("sb1");
 	p->ct.name = B("app");
@@ -77,6 +79,16 @@ static void pod_ann(struct pb *p, const char *k, const char *v, size_t vlen)
 	p->pod_ann[i].key = B(k);
 	p->pod_ann[i].value = (ProtobufCBinaryData){ vlen, (uint8_t *)v };
 	p->pod_annp[i] = &p->pod_ann[i];
+}
+
+static void pod_label(struct pb *p, const char *k, const char *v, size_t vlen)
+{
+	size_t i = p->pod.n_labels++;
+
+	nri__pkg__api__v1alpha1__str_entry__init(&p->pod_lab[i]);
+	p->pod_lab[i].key = B(k);
+	p->pod_lab[i].value = (ProtobufCBinaryData){ vlen, (uint8_t *)v };
+	p->pod_labp[i] = &p->pod_lab[i];
 }
 
 static void ct_ann(struct pb *p, const char *k, const char *v)
@@ -170,6 +182,86 @@ static void test_annotation_order(void **state)
 	assert_string_equal(c.meta.cores_ids, "7");
 	assert_string_equal(c.meta.pod_name, "web");
 	assert_false(c.meta.sandbox);
+	nri_container_release(&c);
+}
+
+/* The pod label koordinator.sh/qosClass (Koordinator's LabelPodQoS) is
+ * the class, over the annotation of that name; the label travels in
+ * PodSandbox field 5 (containerd/nri api.proto), checked by a pack and
+ * unpack. */
+static void test_labels(void **state)
+{
+	static const char nul[] = "B\0E";
+	struct nri_container c;
+	struct pb p;
+
+	(void)state;
+	/* a label alone */
+	pb_init(&p);
+	pod_label(&p, "app", "web", 3);
+	pod_label(&p, "koordinator.sh/qosClass", "BE", 2);
+	{
+		size_t len = nri__pkg__api__v1alpha1__pod_sandbox__get_packed_size(&p.pod);
+		uint8_t *buf = malloc(len);
+		PbPod *back;
+
+		assert_non_null(buf);
+		nri__pkg__api__v1alpha1__pod_sandbox__pack(&p.pod, buf);
+		back = nri__pkg__api__v1alpha1__pod_sandbox__unpack(NULL, len, buf);
+		assert_non_null(back);
+		assert_int_equal(nri_msg_container(back, &p.ct, NULL, &c), 0);
+		nri__pkg__api__v1alpha1__pod_sandbox__free_unpacked(back, NULL);
+		free(buf);
+	}
+	assert_int_equal(c.meta.invalid, META_VALID);
+	assert_string_equal(c.meta.pod.qos_class, "BE");
+	assert_int_equal(c.meta.pod.qos_from, META_QOS_FROM_LABEL);
+	assert_string_equal(c.meta.pod.qos_annotation_ignored, "");
+	nri_container_release(&c);
+
+	/* the annotation alone, as before */
+	pb_init(&p);
+	pod_ann(&p, "koordinator.sh/qosClass", "LS", 2);
+	assert_int_equal(nri_msg_container(&p.pod, &p.ct, NULL, &c), 0);
+	assert_string_equal(c.meta.pod.qos_class, "LS");
+	assert_int_equal(c.meta.pod.qos_from, META_QOS_FROM_ANNOTATION);
+	nri_container_release(&c);
+
+	/* both, disagreeing: the label wins, the annotation is recorded */
+	pod_label(&p, "koordinator.sh/qosClass", "SYSTEM", 6);
+	assert_int_equal(nri_msg_container(&p.pod, &p.ct, NULL, &c), 0);
+	assert_string_equal(c.meta.pod.qos_class, "SYSTEM");
+	assert_int_equal(c.meta.pod.qos_from, META_QOS_FROM_LABEL);
+	assert_string_equal(c.meta.pod.qos_annotation_ignored, "LS");
+	assert_string_equal(c.meta.pod.error, "");
+	nri_container_release(&c);
+
+	/* both, agreeing: nothing to record */
+	pb_init(&p);
+	pod_ann(&p, "koordinator.sh/qosClass", "LS", 2);
+	pod_label(&p, "koordinator.sh/qosClass", "LS", 2);
+	assert_int_equal(nri_msg_container(&p.pod, &p.ct, NULL, &c), 0);
+	assert_int_equal(c.meta.pod.qos_from, META_QOS_FROM_LABEL);
+	assert_string_equal(c.meta.pod.qos_annotation_ignored, "");
+	nri_container_release(&c);
+
+	/* untrusted values: a NUL, too long; a container has no labels */
+	pb_init(&p);
+	pod_label(&p, "koordinator.sh/qosClass", nul, 3);
+	assert_int_equal(nri_msg_container(&p.pod, &p.ct, NULL, &c), 0);
+	assert_non_null(strstr(c.meta.pod.error, "koordinator.sh/qosClass label"));
+	nri_container_release(&c);
+	pb_init(&p);
+	pod_label(&p, "koordinator.sh/qosClass", "SYSTEMSYSTEMSYSTEM", 18);
+	assert_int_equal(nri_msg_container(&p.pod, &p.ct, NULL, &c), 0);
+	assert_non_null(strstr(c.meta.pod.error, "at most 15 bytes"));
+	nri_container_release(&c);
+	/* a label key that only starts like ours is another label */
+	pb_init(&p);
+	pod_label(&p, "koordinator.sh/qosClassX", "BE", 2);
+	assert_int_equal(nri_msg_container(&p.pod, &p.ct, NULL, &c), 0);
+	assert_string_equal(c.meta.pod.qos_class, "");
+	assert_int_equal(c.meta.pod.qos_from, META_QOS_FROM_NONE);
 	nri_container_release(&c);
 }
 
@@ -369,6 +461,9 @@ static void convert(const char *ver, const char *name, struct nri_container *c)
 
 	req = nri__pkg__api__v1alpha1__create_container_request__unpack(NULL, len, buf);
 	assert_non_null(req);
+	/* kubelet labels every pod (io.kubernetes.pod.name, ...): real bytes
+	 * show PodSandbox field 5 is labels */
+	assert_true(req->pod && req->pod->n_labels > 0);
 	assert_int_equal(nri_msg_container(req->pod, req->container, NULL, c), 0);
 	nri__pkg__api__v1alpha1__create_container_request__free_unpacked(req, NULL);
 	free(buf);
@@ -395,6 +490,9 @@ static void fixtures_of(const char *ver, const char *version)
 	/* p1/c1: burstable, 500m limit, 250m request, pod annotations. */
 	convert(ver, "002-CreateContainer.bin", &c);
 	assert_int_equal(c.meta.invalid, META_VALID);
+	/* kubelet's own pod labels arrive as PodSandbox.labels (field 5):
+	 * none is the class label, so the class is the annotation's. */
+	assert_int_equal(c.meta.pod.qos_from, META_QOS_FROM_ANNOTATION);
 	assert_string_equal(c.meta.namespace_, "demo");
 	assert_string_equal(c.meta.pod_name, "p1");
 	assert_string_equal(c.meta.container_name, "c1");
@@ -500,6 +598,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identity_and_resources),
 		cmocka_unit_test(test_annotation_order),
+		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_malformed_annotations),
 		cmocka_unit_test(test_bad_id),
 		cmocka_unit_test(test_parity_with_bundle),

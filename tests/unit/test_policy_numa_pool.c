@@ -429,8 +429,8 @@ static void test_koordlet_fixture(void **state)
 		json_object_put(c);
 	}
 	fclose(f);
-	assert_int_equal(ran, 4);
-	assert_int_equal(skipped, 2);
+	assert_int_equal(ran, 3);
+	assert_int_equal(skipped, 3);
 }
 
 static int setup(void **state)

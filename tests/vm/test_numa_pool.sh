@@ -8,6 +8,12 @@
 #   - an LS pod on node 1 sits on 4-7, mems 1; a BE pod on node 2 on 8-11;
 #   - it moves with its part: an annotated pod pins 4-5, the LS pod goes
 #     to 6-7, and back to 4-7 when the pin goes;
+#   - the same with integer (Guaranteed, integer CPU) pods: one of 6 CPUs
+#     takes CPUs on node 1 (node 0 and two of node 1 under MostAllocated),
+#     the LS pod keeps node 1's rest; one of 4 takes CPUs on node 2, the
+#     BE pod keeps node 2's rest of the BE pool; both come back when the
+#     integer pods go (checked as sets: whichever CPUs the allocator
+#     picks, each part is its node minus the integer pods' CPUs);
 #   - an annotated pod that would take all of node 1 is refused
 #     (shared_pool_empty), the LS pod keeps 4-7;
 #   - a pod naming a node this machine lacks is refused (invalid_annotation);
@@ -81,6 +87,42 @@ check "... mems still node 1" mems_are ls app 1
 check "the BE pod is not on node 1: stays" allowed_is be app 8-11
 container_stop pin app
 check "pin gone: the LS pod has 4-7 again" wait_for 20 allowed_is ls app 4-7
+
+# part_is POD NODE_CPUS INT_PODS...: the pod runs on NODE_CPUS minus the
+# integer pods' CPUs, and that is not empty (never widened).
+part_is() {
+	local pod=$1 want=$2 i a
+	shift 2
+	for i in "$@"; do
+		a=$(allowed "$i" app) || return 1
+		want=$(minus "$want" "$a")
+	done
+	[ -n "$want" ] && allowed_is "$pod" app "$want"
+}
+# takes_on INT NODE_CPUS: the integer pod runs on some of NODE_CPUS, and
+# on as many CPUs as it asked for (exclusive, not the pool).
+takes_on() {
+	local a
+	a=$(allowed "$1" app) || return 1
+	[ "$(ncpus "$a")" = "$3" ] && ! disjoint "$a" "$2"
+}
+app_start int6 guaranteed 6000
+check "an integer pod of 6 CPUs takes CPUs on node 1" wait_for 20 takes_on int6 4-7 6
+check "the LS pod moves with its part: 4-7 minus the integer pod's" \
+	wait_for 20 part_is ls 4-7 int6
+check "... mems still node 1" mems_are ls app 1
+check "... the BE pod on node 2 stays 8-11" allowed_is be app 8-11
+app_start int4 guaranteed 4000
+check "an integer pod of 4 CPUs takes CPUs on node 2" wait_for 20 takes_on int4 8-11 4
+check "the BE pod moves with its part: 8-11 minus the integer pods'" \
+	wait_for 20 part_is be 8-11 int6 int4
+check "... mems still node 2" mems_are be app 2
+check "... the LS pod: 4-7 minus both integer pods'" part_is ls 4-7 int6 int4
+check "... the integer pods are disjoint" disjoint "$(allowed int6 app)" "$(allowed int4 app)"
+container_stop int6 app
+container_stop int4 app
+check "integer pods gone: the LS pod has 4-7 again" wait_for 20 allowed_is ls app 4-7
+check "... the BE pod has 8-11 again" wait_for 20 allowed_is be app 8-11
 
 together pin2 bad pin15
 check "taking all of node 1 is refused: shared_pool_empty" wait_for 20 rejected pin2 shared_pool_empty

@@ -26,13 +26,32 @@ static json_object *annotations_obj(const struct pod_meta *m)
 	const struct pod_policy_ann *a = &m->pod;
 
 	ann(o, "weka.io/cores-ids", true, m->cores_ids);
-	ann(o, META_QOS_CLASS_ANNOTATION, true, a->qos_class);
+	/* The class annotation as given: its value, or the one a label overrode. */
+	ann(o, META_QOS_CLASS_ANNOTATION, a->qos_from == META_QOS_FROM_ANNOTATION, a->qos_class);
+	ann(o, META_QOS_CLASS_ANNOTATION, a->qos_from == META_QOS_FROM_LABEL,
+	    a->qos_annotation_ignored);
 	ann(o, "resource-status.cpuset", a->has_status_cpuset, a->status_cpuset);
 	if (a->has_status_numa)		/* the node ids, as a cpulist */
 		add(o, "resource-status.numaNodeResources", cpumask_json(&a->status_numa));
 	ann(o, "resource-spec.preferredCPUBindPolicy", true, a->bind_policy);
 	ann(o, "resource-spec.preferredCPUExclusivePolicy", true, a->exclusive_policy);
 	ann(o, META_PREFER_ISOLATED_ANNOTATION, true, a->prefer_isolated);
+	return o;
+}
+
+static const char *const qos_from_names[] = {
+	[META_QOS_FROM_NONE] = "",
+	[META_QOS_FROM_ANNOTATION] = "annotation",
+	[META_QOS_FROM_LABEL] = "label",
+};
+
+/* The pod labels the policy read (NRI only): the Koordinator class. */
+static json_object *labels_obj(const struct pod_policy_ann *a)
+{
+	json_object *o = json_object_new_object();
+
+	if (a->qos_from == META_QOS_FROM_LABEL)
+		add(o, META_QOS_CLASS_ANNOTATION, json_object_new_string(a->qos_class));
 	return o;
 }
 
@@ -62,5 +81,10 @@ json_object *status_decision_obj(const struct snapshot *s, const struct snapshot
 	add(o, "pool_nodes", cpumask_json(&ct->d->pool_nodes));
 	add(o, "system_pool", json_object_new_boolean(ct->d->system_pool));
 	add(o, "annotations", annotations_obj(m));
+	add(o, "labels", labels_obj(&m->pod));
+	/* Where the Koordinator class came from; the label wins over an
+	 * annotation that says otherwise (kept in annotations). */
+	add(o, "qos_class_from", json_object_new_string(
+		m->pod.qos_from <= META_QOS_FROM_LABEL ? qos_from_names[m->pod.qos_from] : ""));
 	return o;
 }

@@ -314,6 +314,17 @@ int meta_parse_annotations(const struct meta_annotation *a, size_t n, struct pod
 	return 0;
 }
 
+int meta_parse_pod(const struct meta_annotation *labels, size_t n_labels,
+		   const struct meta_annotation *annotations, size_t n_annotations,
+		   struct pod_meta *ret)
+{
+	int r = meta_parse_annotations(annotations, n_annotations, ret);
+
+	if (r == 0)
+		meta_pod_labels(labels, n_labels, &ret->pod);
+	return r;
+}
+
 /* linux.resources.cpu and linux.cgroupsPath. Returns 0 or -EBADMSG. */
 static int parse_linux(struct json_object *root, struct pod_meta *m)
 {
@@ -570,7 +581,8 @@ bool meta_policy_equal(const struct pod_meta *a, const struct pod_meta *b)
 	       strcmp(a->pod_uid, b->pod_uid) == 0 && same_str(a->cores_ids, b->cores_ids) &&
 	       a->has_cpu_limit == b->has_cpu_limit &&
 	       (!a->has_cpu_limit || (a->quota_us == b->quota_us && a->period_us == b->period_us)) &&
-	       strcmp(p->qos_class, q->qos_class) == 0 &&
+	       strcmp(p->qos_class, q->qos_class) == 0 && p->qos_from == q->qos_from &&
+	       strcmp(p->qos_annotation_ignored, q->qos_annotation_ignored) == 0 &&
 	       p->has_status_cpuset == q->has_status_cpuset &&
 	       same_str(p->status_cpuset, q->status_cpuset) &&
 	       p->has_status_numa == q->has_status_numa &&

@@ -85,16 +85,30 @@
  * Pod-level placement wishes, as raw text: the policy validates the names
  * (every value is untrusted). "" = not given.
  */
+/* Where pod_policy_ann.qos_class came from. */
+enum meta_qos_source {
+	META_QOS_FROM_NONE,
+	META_QOS_FROM_ANNOTATION,	/* koordinator.sh/qosClass annotation */
+	META_QOS_FROM_LABEL,		/* the pod's label (NRI only) */
+};
+
 struct pod_policy_ann {
 	char qos_class[16];		/* LSE, LSR, LS, BE, SYSTEM */
+	enum meta_qos_source qos_from;
+	/* The annotation's class when the label named another one (the
+	 * label wins, as Koordinator reads only the label: apis/extension
+	 * GetQoSClassByAttrs); "" when they agree or one is absent. */
+	char qos_annotation_ignored[16];
 	bool has_status_cpuset;
 	char *status_cpuset;		/* resource-status {"cpuset": "..."},
 					 * owned (meta_release), NULL = absent */
 	/* resource-status {"numaNodeResources": [{"node": N, "resources":
 	 * {...}}, ...]}: the NUMA nodes the scheduler placed the pod on (bit
-	 * n = node n; Koordinator apis/extension NUMANodeResource). Every
-	 * listed node counts, as koordlet's cpuset rule reads it; the
-	 * resources are checked for shape only. Empty = not given. */
+	 * n = node n; Koordinator apis/extension NUMANodeResource). As
+	 * koordlet's cpuset rule reads it: set only when some entry holds
+	 * CPU ("cpu" not zero or "kubernetes.io/batch-cpu" above zero), and
+	 * then every listed node counts; other resources are checked for
+	 * shape only. Empty = not given. */
 	bool has_status_numa;
 	struct cpumask status_numa;
 	char bind_policy[32];		/* resource-spec preferredCPUBindPolicy */
@@ -181,6 +195,21 @@ struct meta_annotation {
  * Returns 0, or -ENOMEM (*ret untouched).
  */
 int meta_parse_annotations(const struct meta_annotation *a, size_t n, struct pod_meta *ret);
+
+/*
+ * meta_parse_annotations, then the pod's labels (NRI's PodSandbox.labels;
+ * a bundle has none): the label koordinator.sh/qosClass (Koordinator's
+ * LabelPodQoS, where its scheduler and koordlet read the class) sets
+ * ret->pod.qos_class over the annotation of that name, with qos_from
+ * META_QOS_FROM_LABEL; an annotation that said otherwise is kept in
+ * qos_annotation_ignored. Other labels are not read. A label value with a
+ * NUL or over 15 bytes is recorded in ret->pod.error (the policy refuses
+ * the pod naming it), as a bad annotation is. A later pair with an equal
+ * key replaces an earlier one. Returns 0, or -ENOMEM (*ret untouched).
+ */
+int meta_parse_pod(const struct meta_annotation *labels, size_t n_labels,
+		   const struct meta_annotation *annotations, size_t n_annotations,
+		   struct pod_meta *ret);
 
 /*
  * Whether a and b make the same policy request: validity and its reason,

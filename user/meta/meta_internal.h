@@ -52,4 +52,8 @@ int meta_parse_json(const char *text, size_t len, struct json_object **ret, char
  * returned. Returns 0 or -ENOMEM. */
 int meta_parse_pod_policy(struct json_object *ann, struct pod_policy_ann *ret);
 
+/* The pod labels into *a (meta.h meta_parse_pod): the qosClass label over
+ * the annotation. Cannot fail; a bad value is recorded in a->error. */
+void meta_pod_labels(const struct meta_annotation *l, size_t n, struct pod_policy_ann *a);
+
 #endif

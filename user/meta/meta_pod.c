@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,13 +75,99 @@ static int inner_object(struct json_object *ann, const char *key, struct json_ob
 	return 1;
 }
 
+/* The resource names that make a numaNodeResources entry a CPU one
+ * (koordlet rule.go getContainerCPUSet: Resources.Cpu() not zero, or
+ * util.GetBatchMilliCPUFromResourceList > 0). */
+#define NUMA_CPU	"cpu"
+#define NUMA_BATCH_CPU	"kubernetes.io/batch-cpu"
+
+/*
+ * A Kubernetes quantity ("2", "500m", "1.5", "2k", "1e3", "-1"), as JSON
+ * text or a JSON number: 1 when its value is not zero (positive when
+ * positive_only), 0 when it is (or is negative and positive_only), -1
+ * when it is not a quantity. Only the sign and the mantissa's digits
+ * decide; the suffix is checked for shape, not scaled (a suffix never
+ * turns zero into non-zero nor the reverse).
+ */
+static int quantity_nonzero(struct json_object *v, bool positive_only)
+{
+	const char *s, *p;
+	bool neg = false, digit = false, nonzero = false;
+
+	if (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)) {
+		double d = json_object_get_double(v);
+
+		return positive_only ? d > 0 : d != 0;
+	}
+	if (!json_object_is_type(v, json_type_string))
+		return -1;
+	p = s = json_object_get_string(v);
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	for (bool dot = false; (*p >= '0' && *p <= '9') || (*p == '.' && !dot); p++) {
+		if (*p == '.') {
+			dot = true;
+			continue;
+		}
+		digit = true;
+		nonzero |= *p != '0';
+	}
+	if (!digit)
+		return -1;
+	/* suffix: none, m k M G T P E, Ki Mi Gi Ti Pi Ei, or e/E[+-]digits */
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!(*p >= '0' && *p <= '9'))
+			return -1;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	} else if (*p == 'K' && p[1] == 'i') {
+		p += 2;
+	} else if (*p && strchr("mkMGTPE", *p)) {
+		p++;
+		if (*p == 'i' && p[-1] != 'm' && p[-1] != 'k')
+			p++;
+	}
+	if (*p || p - s > 64)
+		return -1;
+	return nonzero && !(positive_only && neg);
+}
+
+/* Whether the entry's "resources" (absent, null or an object) hold CPU:
+ * 1 yes, 0 no, -1 a CPU value that is not a quantity. */
+static int entry_has_cpu(struct json_object *res)
+{
+	struct json_object *v;
+	int r = 0, b = 0;
+
+	if (!res)
+		return 0;
+	if (json_object_object_get_ex(res, NUMA_CPU, &v) && !json_object_is_type(v, json_type_null))
+		r = quantity_nonzero(v, false);
+	if (json_object_object_get_ex(res, NUMA_BATCH_CPU, &v) &&
+	    !json_object_is_type(v, json_type_null))
+		b = quantity_nonzero(v, true);
+	if (r < 0 || b < 0)
+		return -1;
+	return r || b;
+}
+
 /*
  * resource-status "numaNodeResources" (Koordinator apis/extension
  * NUMANodeResource: {"node": int32, "resources": ResourceList}) into
  * a->status_numa. Absent, null or [] = not given. Anything else that is
  * not an array of at most META_MAX_NUMA_ENTRIES objects, each with an
  * integer "node" in 0..META_MAX_NUMA_NODE and "resources" absent, null
- * or an object, is recorded as malformed, naming the entry.
+ * or an object whose "cpu" and "kubernetes.io/batch-cpu" are quantities,
+ * is recorded as malformed, naming the entry.
+ *
+ * As koordlet (rule.go getContainerCPUSet, Koordinator a7a1b76): the pod
+ * is NUMA-bound only when some entry holds CPU ("cpu" not zero, or
+ * batch-cpu above zero); then every entry's node counts. Entries of
+ * memory or hugepages alone ("no cpu numa allocation") bind nothing:
+ * the pod gets its whole pool, a SYSTEM pod its set.
  */
 static void numa_nodes(struct json_object *o, struct pod_policy_ann *a)
 {
@@ -88,6 +175,7 @@ static void numa_nodes(struct json_object *o, struct pod_policy_ann *a)
 	struct json_object *arr = NULL, *e, *v;
 	struct cpumask nodes = { 0 };
 	int r = meta_member(o, key, json_type_array, &arr);
+	bool cpu = false;
 	size_t n;
 	int64_t node;
 
@@ -118,15 +206,25 @@ static void numa_nodes(struct json_object *o, struct pod_policy_ann *a)
 			    META_RESOURCE_STATUS_ANNOTATION, key, i, META_MAX_NUMA_NODE);
 			return;
 		}
-		if (meta_member(e, "resources", json_type_object, &v) < 0) {
+		r = meta_member(e, "resources", json_type_object, &v);
+		if (r < 0) {
 			bad(a, "%s: \"%s\"[%zu].resources is not an object",
 			    META_RESOURCE_STATUS_ANNOTATION, key, i);
 			return;
 		}
+		r = entry_has_cpu(r > 0 ? v : NULL);
+		if (r < 0) {
+			bad(a, "%s: \"%s\"[%zu].resources: %s or %s is not a quantity",
+			    META_RESOURCE_STATUS_ANNOTATION, key, i, NUMA_CPU, NUMA_BATCH_CPU);
+			return;
+		}
+		cpu |= r > 0;
 		cpumask_set(&nodes, (unsigned)node);
 	}
+	if (!cpu)
+		return;		/* no CPU on any node: not NUMA-bound */
 	a->status_numa = nodes;
-	a->has_status_numa = n > 0;
+	a->has_status_numa = true;
 }
 
 static int resource_status(struct json_object *ann, struct pod_policy_ann *a)
@@ -176,10 +274,38 @@ int meta_parse_pod_policy(struct json_object *ann, struct pod_policy_ann *ret)
 	int r;
 
 	plain(ann, META_QOS_CLASS_ANNOTATION, ret->qos_class, sizeof(ret->qos_class), ret);
+	if (ret->qos_class[0])
+		ret->qos_from = META_QOS_FROM_ANNOTATION;
 	plain(ann, META_PREFER_ISOLATED_ANNOTATION, ret->prefer_isolated,
 	      sizeof(ret->prefer_isolated), ret);
 	r = resource_status(ann, ret);
 	if (r < 0)
 		return r;
 	return resource_spec(ann, ret);
+}
+
+void meta_pod_labels(const struct meta_annotation *l, size_t n, struct pod_policy_ann *a)
+{
+	static const char key[] = META_QOS_CLASS_ANNOTATION;
+	const struct meta_annotation *q = NULL;
+
+	for (size_t i = 0; i < n; i++)	/* the last of equal keys wins */
+		if (l[i].key_len == sizeof(key) - 1 && memcmp(l[i].key, key, sizeof(key) - 1) == 0)
+			q = &l[i];
+	if (!q)
+		return;
+	if (q->value_len >= sizeof(a->qos_class) ||
+	    (q->value_len && memchr(q->value, '\0', q->value_len))) {
+		bad(a, "%s label: not a string of at most %zu bytes", key,
+		    sizeof(a->qos_class) - 1);
+		return;
+	}
+	if (a->qos_from == META_QOS_FROM_ANNOTATION &&
+	    (strlen(a->qos_class) != q->value_len ||
+	     memcmp(a->qos_class, q->value, q->value_len) != 0))
+		memcpy(a->qos_annotation_ignored, a->qos_class, sizeof(a->qos_class));
+	if (q->value_len)
+		memcpy(a->qos_class, q->value, q->value_len);
+	a->qos_class[q->value_len] = '\0';
+	a->qos_from = META_QOS_FROM_LABEL;
 }

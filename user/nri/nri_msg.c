@@ -72,29 +72,32 @@ static void cpu_resources(struct pod_meta *m, const PbCpu *cpu)
 		m->runtime_mems[0] = '\0';
 }
 
-/* Pod annotations, then the container's over them. */
+/* Pod annotations, then the container's over them; the pod's labels
+ * (meta_parse_pod: the Koordinator class label over the annotation). */
 static int annotations(const PbPod *pod, const PbContainer *ct, struct pod_meta *ret)
 {
 	size_t np = pod ? pod->n_annotations : 0, n = np + ct->n_annotations;
+	size_t nl = pod ? pod->n_labels : 0;
 	struct meta_annotation *a;
 	int r;
 
-	if (n > NRI_MAX_ANNOTATIONS) {
+	if (n > NRI_MAX_ANNOTATIONS || nl > NRI_MAX_ANNOTATIONS) {
 		*ret = (struct pod_meta){ .quota_us = -1, .invalid = META_INVALID_ANNOTATION };
-		snprintf(ret->error, sizeof(ret->error), "more than %d annotations",
-			 NRI_MAX_ANNOTATIONS);
+		snprintf(ret->error, sizeof(ret->error), "more than %d %s", NRI_MAX_ANNOTATIONS,
+			 nl > NRI_MAX_ANNOTATIONS ? "pod labels" : "annotations");
 		return 0;
 	}
-	a = calloc(n ? n : 1, sizeof(*a));
+	a = calloc(n + nl ? n + nl : 1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const PbStrEntry *e = i < np ? pod->annotations[i] : ct->annotations[i - np];
+	for (size_t i = 0; i < n + nl; i++) {
+		const PbStrEntry *e = i < np ? pod->annotations[i] :
+				      i < n ? ct->annotations[i - np] : pod->labels[i - n];
 
 		a[i] = (struct meta_annotation){ (const char *)e->key.data, e->key.len,
 						 (const char *)e->value.data, e->value.len };
 	}
-	r = meta_parse_annotations(a, n, ret);
+	r = meta_parse_pod(a + n, nl, a, n, ret);
 	free(a);
 	return r;
 }

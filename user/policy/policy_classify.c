@@ -66,8 +66,9 @@ static int check_pod(const struct pod_policy_ann *a, enum policy_qos *qos,
 		return policy_fail(d, POLICY_ERR_INVALID_ANNOTATION, "%s", a->error);
 	if (a->qos_class[0] && policy_qos_parse(a->qos_class, qos) < 0)
 		return policy_fail(d, POLICY_ERR_INVALID_ANNOTATION,
-				   "%s \"%s\" is not LSE, LSR, LS, BE or SYSTEM",
-				   META_QOS_CLASS_ANNOTATION, a->qos_class);
+				   "%s%s \"%s\" is not LSE, LSR, LS, BE or SYSTEM",
+				   META_QOS_CLASS_ANNOTATION,
+				   a->qos_from == META_QOS_FROM_LABEL ? " label" : "", a->qos_class);
 	if (a->prefer_isolated[0] && strcmp(a->prefer_isolated, "true") &&
 	    strcmp(a->prefer_isolated, "false"))
 		return policy_fail(d, POLICY_ERR_INVALID_ANNOTATION,
