@@ -16,6 +16,8 @@
 #
 # Arms (ARMS= picks some):
 #   base     the daemon as shipped
+#   norearm  the pages the export's fork write-protected are left to fault
+#            one at a time in the next resize (CPUSETD_EXPORT_NO_REARM=1)
 #   inline   exports on the loop, no forked child (CPUSETD_EXPORT_INLINE=1):
 #            no copy-on-write faults after an export
 #   nohook   no foreign-write hook (CPUSETD_WRITE_HOOK_OFF=1): on this host
@@ -31,13 +33,14 @@ shift $(( $# < 3 ? $# : 3 ))
 [ "${1:-}" = -- ] && shift
 extra=("$@")
 [ ${#extra[@]} -gt 0 ] || extra=(-r 20)
-arms=${ARMS:-base inline nohook notel nomap none}
+arms=${ARMS:-base norearm inline nohook notel nomap none}
 log=$(mktemp -d /tmp/bench-resize-ab.XXXXXX)
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 
 arm_env() {
 	case $1 in
 	base) ;;
+	norearm) echo CPUSETD_EXPORT_NO_REARM=1 ;;
 	inline) echo CPUSETD_EXPORT_INLINE=1 ;;
 	nohook) echo CPUSETD_WRITE_HOOK_OFF=1 ;;
 	notel) echo CPUSETD_TELEMETRY_OFF=1 ;;
