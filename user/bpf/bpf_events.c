@@ -387,6 +387,27 @@ int bpf_events_set_placement(struct bpf_events *b, uint64_t cgroup_id,
 	return err;
 }
 
+int bpf_events_set_placements(struct bpf_events *b, const uint64_t *ids,
+			      const struct cpusetd_placement *pls, uint32_t n,
+			      uint32_t *ret_done)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
+	uint32_t count = n;
+	int err;
+
+	*ret_done = 0;
+	if (!n)
+		return 0;
+	err = bpf_map_update_batch(bpf_map__fd(b->skel->maps.placement), ids, pls, &count,
+				   &opts);
+	if (count > n)
+		count = 0;	/* not filled in by a failure before the first entry */
+	if (count)
+		bump_gen(b);
+	*ret_done = err ? count : n;
+	return err;
+}
+
 int bpf_events_del_placement(struct bpf_events *b, uint64_t cgroup_id)
 {
 	int err;
