@@ -4,8 +4,10 @@
 # open-fds floor, one suspect at a time (BENCHMARKS.md "Resize: the
 # suspects"). Each arm is the daemon with one thing left out by a
 # benchmark-only environment knob; the arms alternate, one bench-resize
-# invocation each (under flock -x, so nobody else's benchmark runs
-# beside it), ROUNDS times. Printed per arm: the medians over the
+# invocation each, ROUNDS times, the whole run under one flock -x of
+# /tmp/cpusetd-bench.lock (nobody else's benchmark beside it; keep it to
+# a few minutes: N=500 -r 20 is ~5 s an invocation here, the kubelet
+# scene's -r 10 ~25 s). Printed per arm: the medians over the
 # invocations (min-max in brackets) of the writes phase per write (start
 # and stop p50), the daemon's convergence p50 and p99, and the open-fds
 # floor per write of the same invocations.
@@ -25,6 +27,7 @@
 #   notel    no sched_switch telemetry (CPUSETD_TELEMETRY_OFF=1)
 #   nomap    no placement map updates (CPUSETD_PLACEMENT_MAP_OFF=1)
 #   none     all four left out
+#   before   the daemon of another build, BEFORE=DIR (its cpusetd), as shipped
 set -euo pipefail
 out=${1:-build}
 n=${2:-100}
@@ -45,18 +48,23 @@ arm_env() {
 	nohook) echo CPUSETD_WRITE_HOOK_OFF=1 ;;
 	notel) echo CPUSETD_TELEMETRY_OFF=1 ;;
 	nomap) echo CPUSETD_PLACEMENT_MAP_OFF=1 ;;
+	before) ;;
 	none) echo CPUSETD_EXPORT_INLINE=1 CPUSETD_WRITE_HOOK_OFF=1 \
 		CPUSETD_TELEMETRY_OFF=1 CPUSETD_PLACEMENT_MAP_OFF=1 ;;
 	*) echo "bench-resize-ab: unknown arm $1" >&2; exit 2 ;;
 	esac
 }
 
+if [ -z "${AB_LOCKED:-}" ]; then
+	AB_LOCKED=1 exec flock -x /tmp/cpusetd-bench.lock "$0" "$out" "$n" "$rounds" -- "${extra[@]}"
+fi
 echo "# N=$n, $rounds rounds of: $arms; bench-resize ${extra[*]}; $(uptime)"
 for ((i = 1; i <= rounds; i++)); do
 	for a in $arms; do
 		# shellcheck disable=SC2046
-		env $(arm_env "$a") flock -x /tmp/cpusetd-bench.lock \
-			"$out/bench-resize" -d "$out" -n "$n" "${extra[@]}" >"$log/$a.$i" 2>&1 ||
+		d=$out
+		[ "$a" = before ] && d=${BEFORE:?before: BEFORE=DIR names the other build}
+		env $(arm_env "$a") "$out/bench-resize" -d "$d" -n "$n" "${extra[@]}" >"$log/$a.$i" 2>&1 ||
 			echo "# bench-resize failed ($a, round $i; left out): $(tail -1 "$log/$a.$i")"
 	done
 done
@@ -82,9 +90,10 @@ def figures(text):
     m = re.search(r"floor \(open fds\) p50 " + num, text) or re.search(r"open fds p50 " + num, text)
     if m:
         f["floor fd/write"] = float(m.group(1)) / n
-    m = re.search(r"ratios N=\d+: daemon p99/floor " + num, text)
+    m = re.search(r"ratios N=\d+: daemon p99/floor " + num + r".*?external p50/floor " + num +
+                  r".*?external p99/floor " + num, text)
     if m:
-        f["p99/floor"] = float(m.group(1))
+        f["p99/floor"], f["ext p50/floor"], f["ext p99/floor"] = map(float, m.groups())
     return f
 
 rows = {}
