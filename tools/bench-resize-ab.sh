@@ -27,6 +27,8 @@
 #   notel    no sched_switch telemetry (CPUSETD_TELEMETRY_OFF=1)
 #   nomap    no placement map updates (CPUSETD_PLACEMENT_MAP_OFF=1)
 #   none     all four left out
+#   normal   all four left out and the daemon a normal task
+#            (-o sched_policy=other): what SCHED_FIFO changes in its writes
 #   before   the daemon of another build, BEFORE=DIR (its cpusetd), as shipped
 set -euo pipefail
 out=${1:-build}
@@ -49,7 +51,7 @@ arm_env() {
 	notel) echo CPUSETD_TELEMETRY_OFF=1 ;;
 	nomap) echo CPUSETD_PLACEMENT_MAP_OFF=1 ;;
 	before) ;;
-	none) echo CPUSETD_EXPORT_INLINE=1 CPUSETD_WRITE_HOOK_OFF=1 \
+	none | normal) echo CPUSETD_EXPORT_INLINE=1 CPUSETD_WRITE_HOOK_OFF=1 \
 		CPUSETD_TELEMETRY_OFF=1 CPUSETD_PLACEMENT_MAP_OFF=1 ;;
 	*) echo "bench-resize-ab: unknown arm $1" >&2; exit 2 ;;
 	esac
@@ -64,7 +66,9 @@ for ((i = 1; i <= rounds; i++)); do
 		# shellcheck disable=SC2046
 		d=$out
 		[ "$a" = before ] && d=${BEFORE:?before: BEFORE=DIR names the other build}
-		env $(arm_env "$a") "$out/bench-resize" -d "$d" -n "$n" "${extra[@]}" >"$log/$a.$i" 2>&1 ||
+		more=()
+		[ "$a" = normal ] && more=(-o sched_policy=other)
+		env $(arm_env "$a") "$out/bench-resize" -d "$d" -n "$n" "${extra[@]}" "${more[@]}" >"$log/$a.$i" 2>&1 ||
 			echo "# bench-resize failed ($a, round $i; left out): $(tail -1 "$log/$a.$i")"
 	done
 done
