@@ -11,7 +11,10 @@
  * of its page tables, where a thread would need a deep copy of every
  * record (~8 KB each) on the loop. The price is copy-on-write faults for
  * the pages the loop writes while a child lives (redis's BGSAVE makes
- * the same trade).
+ * the same trade), and, after it, one fault for each page the loop
+ * writes first, unless re-armed: export_writer_reap does that while the
+ * loop is idle (user/base/prefault.h; ~1.7 µs per resized container
+ * saved at N = 500, BENCHMARKS.md "The suspects, measured").
  *
  * One child at a time. The loop starts one (export_writer_start) and
  * goes on; the child's pidfd becomes readable when it exits, and the
