@@ -72,6 +72,7 @@ enum {
 	OPT_RELEASE,
 	OPT_EXPORT_CONTAINERS,
 	OPT_RUNQUEUE_WAIT_BUCKETS_US,
+	OPT_TELEMETRY,
 	OPT_NRI,
 	OPT_NRI_SOCKET,
 	OPT_NRI_PLUGIN_NAME,
@@ -119,6 +120,7 @@ static const struct option long_opts[] = {
 	{ "exclusive-cpu-quota", required_argument, NULL, OPT_EXCLUSIVE_CPU_QUOTA },
 	{ "export-containers",	required_argument, NULL, OPT_EXPORT_CONTAINERS },
 	{ "runqueue-wait-buckets-us", required_argument, NULL, OPT_RUNQUEUE_WAIT_BUCKETS_US },
+	{ "telemetry",		required_argument, NULL, OPT_TELEMETRY },
 	{ "nri",		required_argument, NULL, OPT_NRI },
 	{ "nri-socket",		required_argument, NULL, OPT_NRI_SOCKET },
 	{ "nri-plugin-name",	required_argument, NULL, OPT_NRI_PLUGIN_NAME },
@@ -196,6 +198,9 @@ static void usage(void)
 	       "  --runqueue-wait-buckets-us LIST|all  run-queue histogram bounds in us,\n"
 	       "                           powers of two 2..67108864 (default\n"
 	       "                           4,16,64,256,1024,4096,16384,65536,262144,1048576)\n"
+	       "  --telemetry basic|full   BPF telemetry level (default basic: per-CPU\n"
+	       "                           figures; full adds run-queue waits and the\n"
+	       "                           per-container figures; restart)\n"
 	       "  --exclusive-cpu-quota unset|keep  lift the CFS quota of exclusive containers\n"
 	       "                           and their pods (default unset), or keep it\n"
 	       "NRI (see the README, NRI; every one needs a restart):\n"
@@ -588,6 +593,13 @@ static int apply(struct loader *l, int id, const char *name, const char *v, char
 		return -EINVAL;
 	case OPT_EXPORT_CONTAINERS:
 		return set_export_containers(c, v, err, errlen);
+	case OPT_TELEMETRY:
+		if (strcmp(v, "basic") == 0 || strcmp(v, "full") == 0) {
+			c->telemetry_full = v[0] == 'f';
+			return 0;
+		}
+		snprintf(err, errlen, "expected basic|full, got '%s'", v);
+		return -EINVAL;
 	case OPT_NRI:
 		if (strcmp(v, "auto") == 0 || strcmp(v, "off") == 0) {
 			c->nri = v[0] == 'a';
