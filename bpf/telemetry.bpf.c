@@ -35,6 +35,19 @@
  *     has just updated, instead of a clocksource read (see clock_now());
  *   - per-CPU counters without atomics (each CPU writes only its own slot).
  *
+ * Levels (config `telemetry`, set by the loader in tel_full before load,
+ * so the verifier drops the other level's code):
+ *   basic  per CPU: switches, preemptions, cross-cgroup switches, busy
+ *          time, and on a CPU with an owner (cpu_owner) the time of other
+ *          cgroups' tasks (cpu_stats.foreign_ns, `foreign` by cgroup) and
+ *          of kernel threads. The incoming task's cgroup id still comes
+ *          from the cache or the walk (the owner test needs it), but no
+ *          placement lookup, no placement_gen read, no sched_info read,
+ *          no cgroup_stats, no histogram; sched_migrate_task and the
+ *          wakeup programs are not loaded.
+ *   full   everything above and below.
+ * What each costs per switch: BENCHMARKS.md "BPF telemetry overhead".
+ *
  * Each tracepoint has a tp_btf and a raw_tp twin sharing one
  * __always_inline body; user/bpf/bpf_telemetry.c loads one of each pair. The
  * body takes a constant `btf`: the tp_btf twin reads task fields with
@@ -57,6 +70,7 @@ const volatile bool cpuset_on_v2 = false;	/* cpuset on the v2 hierarchy */
 const volatile bool wait_from_map = false;	/* no run_delay: use `waits` */
 const volatile bool clock_ktime = false;	/* bpf_ktime_get_ns(), not rq->clock */
 const volatile __u64 cache_ttl_ns = 4ULL * 1000 * 1000;	/* see cg_cache; 4 ms */
+const volatile bool tel_full = true;		/* telemetry = full; false: basic */
 
 /*
  * Benchmark knobs: TEL_SKIP is a mask of parts of the sched_switch path
@@ -396,9 +410,9 @@ static __always_inline void charge_run(__u32 cpu, struct cpusetd_cpu_stats *cs,
 			foreign_add(cpu, rs->cgid, delta);
 		}
 	}
-	if (rs->flags & W_MANAGED)
+	if (tel_full && (rs->flags & W_MANAGED))
 		st = bpf_map_lookup_elem(&cgroup_stats, &rs->cgid);
-	if (wait)
+	if (tel_full && wait)
 		record_wait(cs, st, wait);
 	if (!st)
 		return;
@@ -471,7 +485,9 @@ static __always_inline void who_comes_in(struct cpu_local *loc, struct task_stru
 	*ret_fill = NULL;
 	if (!cset)
 		return;
-	g = bpf_map_lookup_elem(&placement_gen, &zero);
+	/* basic: only the cgroup id is cached, which a css_set keeps for
+	 * life; no placement, so no generation (0) either. */
+	g = tel_full ? bpf_map_lookup_elem(&placement_gen, &zero) : NULL;
 	gen = g ? *(volatile __u64 *)g : 0;
 	/* The verifier allows no arithmetic on a kernel pointer (the slot
 	 * hash multiplies); written to a map value and read back, its bits
@@ -489,10 +505,12 @@ static __always_inline void who_comes_in(struct cpu_local *loc, struct task_stru
 	if (!in->cgid)
 		return;
 	loc->fill_gen = gen;	/* before the lookup: see cg_cache */
+	*ret_fill = e;
+	if (!tel_full)
+		return;
 	*ret_pl = bpf_map_lookup_elem(&placement, &in->cgid);
 	if (*ret_pl)
 		in->flags |= W_MANAGED;
-	*ret_fill = e;
 }
 
 /*
@@ -533,7 +551,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	} else {
 		if (pf & PF_KTHREAD_FLAG)
 			in.flags = W_KTHREAD;
-		if (wait_from_map)
+		if (tel_full && wait_from_map)
 			in.pid = TASK_READ(btf, next, pid);
 		if (!SKIP(IDENT))
 			who_comes_in(loc, next, now, btf, &in, &pl, &fill, &cset);
@@ -546,7 +564,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		/* Still runnable = preempted (or yielded): waits again. */
 		runnable = preempt ||
 			   (!SKIP(STATE) && (btf ? task_state_btf(prev) : task_state(prev)) == 0);
-		if (!wait_from_map && !SKIP(DELAY)) {
+		if (tel_full && !wait_from_map && !SKIP(DELAY)) {
 			wait = run_delay_of(prev, btf);
 			wait = wait > rs->run_delay ? wait - rs->run_delay : 0;
 		}
@@ -554,13 +572,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			charge_run(cpu, cs, rs, now - rs->ts, wait, runnable, in.cgid);
 		if (runnable) {
 			cs->preemptions++;
-			if (wait_from_map)
+			if (tel_full && wait_from_map)
 				wait_start(rs->pid, now);
 		}
 		if (!(in.flags & W_IDLE) && in.cgid != rs->cgid)
 			cs->cross_switches++;
 	}
-	if (!(in.flags & W_IDLE) && (SKIP(IN) || !charge_in(cpu, cs, &in, pl, now)) && fill) {
+	if (!(in.flags & W_IDLE) && (SKIP(IN) || !tel_full || !charge_in(cpu, cs, &in, pl, now)) &&
+	    fill) {
 		fill->cset = cset;
 		fill->cgid = in.cgid;
 		fill->filled = now;
@@ -569,7 +588,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	}
 
 	in.ts = now;
-	if (!wait_from_map && !SKIP(DELAY) && !(in.flags & W_IDLE))
+	if (tel_full && !wait_from_map && !SKIP(DELAY) && !(in.flags & W_IDLE))
 		in.run_delay = run_delay_of(next, btf);
 	*rs = in;
 	return 0;
