@@ -85,6 +85,7 @@ static void print_owner(json_object *c)
 static void print_human(const struct top_opts *t, struct top_state *st, unsigned n, double dt)
 {
 	unsigned shown = t->lines_ul && t->lines_ul < n ? (unsigned)t->lines_ul : n;
+	bool basic = ctl_telemetry_basic(st->root);
 
 	if (isatty(STDOUT_FILENO))
 		printf("\033[H\033[2J");	/* redraw in place on a terminal */
@@ -97,11 +98,17 @@ static void print_human(const struct top_opts *t, struct top_state *st, unsigned
 
 		printf("%-4u ", r->cpu);
 		print_owner(st->owner[r->cpu]);
-		printf(" %10.4f %9.1f %9.1f %9.1f %9.1f %9.1f %10.4f %6.1f\n", r->rq_wait_s_per_s,
-		       r->rq_wait_mean_us, r->rq_waits / dt, r->switches_per_s,
+		if (basic)
+			printf(" %10s %9s %9s", "-", "-", "-");
+		else
+			printf(" %10.4f %9.1f %9.1f", r->rq_wait_s_per_s, r->rq_wait_mean_us,
+			       r->rq_waits / dt);
+		printf(" %9.1f %9.1f %9.1f %10.4f %6.1f\n", r->switches_per_s,
 		       r->preemptions_per_s, r->cross_switches_per_s, r->foreign_s_per_s,
 		       100 * r->busy_s_per_s);
 	}
+	if (basic)
+		printf("(run-queue wait -: not collected at telemetry = basic; set telemetry = full)\n");
 	putchar('\n');
 }
 
@@ -111,6 +118,8 @@ static int print_json(const struct top_opts *t, struct top_state *st, unsigned n
 
 	if (!o)
 		return -ENOMEM;
+	if (ctl_telemetry_basic(st->root))
+		ctl_telemetry_json_basic(o);
 	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return 0;
