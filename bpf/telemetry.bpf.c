@@ -70,7 +70,6 @@ const volatile bool cpuset_on_v2 = false;	/* cpuset on the v2 hierarchy */
 const volatile bool wait_from_map = false;	/* no run_delay: use `waits` */
 const volatile bool clock_ktime = false;	/* bpf_ktime_get_ns(), not rq->clock */
 const volatile __u64 cache_ttl_ns = 4ULL * 1000 * 1000;	/* see cg_cache; 4 ms */
-const volatile bool tel_full = true;		/* telemetry = full; false: basic */
 
 /*
  * Benchmark knobs: TEL_SKIP is a mask of parts of the sched_switch path
@@ -91,7 +90,11 @@ const volatile bool tel_full = true;		/* telemetry = full; false: basic */
 #define TEL_SKIP_DELAY	0x20	/* sched_info.run_delay of prev and next */
 #define TEL_SKIP_RUN	0x40	/* charge_run(): cpu_owner, cgroup_stats, foreign */
 #define TEL_SKIP_IN	0x80	/* charge_in(): the placement check */
+#define TEL_SKIP_FULL	0x100	/* tel_full's default false: the basic level */
 #define SKIP(part)	((TEL_SKIP) & TEL_SKIP_##part)
+
+/* Set by the loader before load (config telemetry; see "Levels"). */
+const volatile bool tel_full = !SKIP(FULL);	/* telemetry = full; false: basic */
 
 /* Template for a new cgroup_stats entry (a 280-byte zero struct does not
  * belong on the 512-byte BPF stack). */

@@ -282,14 +282,17 @@ loaders_off() {
 	LOADERS=()
 }
 
-# record NAME FIRST SECS: after a bpf_stats run, appends "program runs
-# ns/run" of each program with an id above FIRST to $work/costs.NAME, the
+# record NAME FIRST SECS LAST: after a bpf_stats run, appends "program
+# runs ns/run" of each program with an id above FIRST and up to LAST (the
+# ones this arm loaded, not another user's loaded meanwhile) to
+# $work/costs.NAME, the
 # sched_switch program's ns/run over the empty one's to $work/ratio.NAME,
 # and the share of the load's CPU time (SECS of wall time on every CPU)
 # that the programs but the empty one took to $work/share.NAME.
 record() {
 	local j
-	j=$(bpftool prog show -j | jq -c --argjson b "$2" '[.[] | select(.id > $b and .run_cnt > 0)]')
+	j=$(bpftool prog show -j | jq -c --argjson b "$2" --argjson l "$4" \
+		'[.[] | select(.id > $b and .id <= $l and .run_cnt > 0)]')
 	jq -r '.[] | "\(.name) \(.run_cnt) \(.run_time_ns / .run_cnt | floor)"' <<<"$j" >>"$work/costs.$1"
 	jq -r '([.[] | select(.name == "switch_btf" or .name == "switch_raw")][0]) as $t
 		| ([.[] | select(.name == "empty_switch")][0]) as $e
@@ -305,7 +308,7 @@ record() {
 # empty program beside it (see record). Its programs are the ones loaded
 # after this point (ids only grow).
 costs() {
-	local first secs root=/cpusetd-bench-none
+	local first last secs root=/cpusetd-bench-none
 	first=$(bpftool prog show -j | jq '[.[].id] | max // 0')
 	sysctl -q kernel.bpf_stats_enabled=1
 	loader_on "$out/bench/empty.bpf.o"
@@ -313,13 +316,14 @@ costs() {
 	out=$2 BENCH_CONF=${3:+telemetry = $3} BENCH_KUBEPODS_ROOT=$root bench_daemon_on \
 		"telemetry attached" --textfile "$work/cpusetd.prom" \
 		--bundle-path "$work/bundles/{id}/config.json"
+	[ "$4" = managed ] && managed_ready
+	last=$(bpftool prog show -j | jq '[.[].id] | max // 0')
 	if [ "$4" = managed ]; then
-		managed_ready
 		secs=$(managed_load_s)
 	else
 		secs=$(load_s)
 	fi
-	record "$1" "$first" "$secs"
+	record "$1" "$first" "$secs" "$last"
 	daemon_off
 	loaders_off
 	sysctl -q kernel.bpf_stats_enabled=0
@@ -328,13 +332,14 @@ costs() {
 # variant NAME: one bpf_stats run of build/bench/telemetry-NAME.bpf.o's
 # switch program beside the empty one, no daemon; into costs.var-NAME.
 variant() {
-	local first secs
+	local first last secs
 	first=$(bpftool prog show -j | jq '[.[].id] | max // 0')
 	sysctl -q kernel.bpf_stats_enabled=1
 	loader_on "$out/bench/empty.bpf.o"
 	loader_on -p switch_btf "$out/bench/telemetry-$1.bpf.o"
+	last=$(bpftool prog show -j | jq '[.[].id] | max // 0')
 	secs=$(load_s)
-	record "var-$1" "$first" "$secs"
+	record "var-$1" "$first" "$secs" "$last"
 	loaders_off
 	sysctl -q kernel.bpf_stats_enabled=0
 }
