@@ -40,11 +40,13 @@
  *   basic  per CPU: switches, preemptions, cross-cgroup switches, busy
  *          time, and on a CPU with an owner (cpu_owner) the time of other
  *          cgroups' tasks (cpu_stats.foreign_ns, `foreign` by cgroup) and
- *          of kernel threads. The incoming task's cgroup id still comes
- *          from the cache or the walk (the owner test needs it), but no
- *          placement lookup, no placement_gen read, no sched_info read,
- *          no cgroup_stats, no histogram; sched_migrate_task and the
- *          wakeup programs are not loaded.
+ *          of kernel threads (on_switch_basic()). Who ran is judged at
+ *          its switch-out, from prev, whose lines the scheduler has just
+ *          used; the incoming task, whose task_struct is the cold part
+ *          of the full program, is never read. No placement lookup, no
+ *          placement_gen read, no sched_info read, no cgroup_stats, no
+ *          histogram; sched_migrate_task and the wakeup programs are not
+ *          loaded.
  *   full   everything above and below.
  * What each costs per switch: BENCHMARKS.md "BPF telemetry overhead".
  *
@@ -266,6 +268,7 @@ struct cpu_local {
 	struct cg_cache cache[CG_CACHE_SLOTS];
 	__u64 cset_bits;	/* see who_comes_in() */
 	__u64 fill_gen;		/* placement_gen read before the lookup to cache */
+	__u64 last_cgid;	/* basic: the cgroup of the run before; 0 = idle */
 };
 
 struct {
@@ -517,6 +520,82 @@ static __always_inline void who_comes_in(struct cpu_local *loc, struct task_stru
 }
 
 /*
+ * The cgroup id of task p (0: none), from the cgroup cache when its
+ * css_set has a fresh entry, else from the walk, then cached (basic: no
+ * placement, so generation 0; see cg_cache for why an entry is right).
+ */
+static __always_inline __u64 cgroup_cached(struct cpu_local *loc, struct task_struct *p,
+					   __u64 now, bool btf)
+{
+	struct css_set *cset = btf ? p->cgroups : BPF_CORE_READ(p, cgroups);
+	struct cg_cache *e;
+	__u64 bits;
+
+	if (!cset)
+		return 0;
+	/* kernel pointer bits as a number: see who_comes_in() */
+	*(volatile __u64 *)&loc->cset_bits = (__u64)cset;
+	bits = *(volatile __u64 *)&loc->cset_bits;
+	e = cache_slot(loc, bits);
+	if (e->cset == bits && e->gen == 0 && now - e->filled < cache_ttl_ns)
+		return e->cgid;
+	e->cgid = btf ? cset_cgroup_id_btf(cset, cpuset_on_v2) : cset_cgroup_id(cset, cpuset_on_v2);
+	e->cset = e->cgid ? bits : 0;
+	e->filled = now;
+	e->gen = 0;
+	e->flags = 0;
+	return e->cgid;
+}
+
+/*
+ * sched_switch at level basic: the run that ends now (from the last
+ * switch on this CPU, loc->cur.ts) was prev's, so it is charged to what
+ * prev is, read from prev now: its flags, state and css_set share lines
+ * the scheduler has just written or read. A cross-cgroup switch is
+ * counted when prev's run ends, against the run before it on this CPU
+ * (the same pairs as on_switch() counts, one run later). The first switch
+ * seen on a CPU only starts the clock.
+ */
+static __always_inline int on_switch_basic(bool preempt, struct task_struct *prev, bool btf)
+{
+	struct run_state who = {};
+	struct cpusetd_cpu_stats *cs;
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	struct cpu_local *loc;
+	unsigned int pf;
+	bool runnable;
+	__u64 now;
+
+	cs = bpf_map_lookup_elem(&cpu_stats, &cpu);
+	loc = bpf_map_lookup_elem(&cpu_local, &zero);
+	if (!cs || !loc)
+		return 0;
+	now = clock_now(prev, btf);
+	if (!now)
+		return 0;
+	cs->switches++;
+	if (loc->cur.ts) {
+		pf = TASK_READ(btf, prev, flags);
+		if (pf & PF_IDLE_FLAG) {
+			loc->last_cgid = 0;
+		} else {
+			who.flags = pf & PF_KTHREAD_FLAG ? W_KTHREAD : 0;
+			who.cgid = cgroup_cached(loc, prev, now, btf);
+			runnable = preempt ||
+				   (btf ? task_state_btf(prev) : task_state(prev)) == 0;
+			charge_run(cpu, cs, &who, now - loc->cur.ts, 0, runnable, 0);
+			if (runnable)
+				cs->preemptions++;
+			if (loc->last_cgid && loc->last_cgid != who.cgid)
+				cs->cross_switches++;
+			loc->last_cgid = who.cgid;
+		}
+	}
+	loc->cur.ts = now;
+	return 0;
+}
+
+/*
  * sched_switch. The outgoing task is the one cpu_local.cur noted at its
  * switch-in on this CPU (every switch passes here, so that is prev);
  * before the first switch seen on a CPU there is nothing to charge.
@@ -536,6 +615,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	bool runnable = false;
 	unsigned int pf;
 
+	if (!tel_full)
+		return on_switch_basic(preempt, prev, btf);
 	cs = bpf_map_lookup_elem(&cpu_stats, &cpu);
 	loc = bpf_map_lookup_elem(&cpu_local, &zero);
 	if (!cs || !loc)
