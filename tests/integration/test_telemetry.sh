@@ -121,7 +121,7 @@ daemon_stop
 sw0=$(cpu_stat 0 switches)
 CPUSETD_BPF_NO_TP_BTF=1 CPUSETD_TELEMETRY_WAIT_MAP=1 daemon_start "$ROOT" --reserved-cpus 0 --telemetry full
 check "raw_tp fallback: telemetry attached via raw_tp" wait_for 5 \
-	grep -q "telemetry attached via raw_tp, run-queue wait from wakeup" "$IT_WORK/daemon.log"
+	grep -q "telemetry attached via raw_tp, level full, run-queue wait from wakeup" "$IT_WORK/daemon.log"
 check "raw_tp fallback: the pinned counters carry on" wait_for 5 cpu_stat_gt 0 switches "$sw0"
 w0=$(cpu_stat 1 rq_wait_count)
 check "raw_tp fallback: run-queue waits from wakeups" wait_for 5 cpu_stat_gt 1 rq_wait_count "$w0"
