@@ -117,6 +117,14 @@ check "basic: .prom has no per-container telemetry" bash -c \
 check "basic: .prom still has the container's placement" \
 	grep -q "^cpusetd_container_cpuset_info{.*container_id=\"$(cid g1/app)\"" "$PROM"
 daemon_stop
+# the raw_tp twin of basic's program (kernels without tp_btf) loads and counts
+sw0=$(cpu_stat 0 switches)
+CPUSETD_BPF_NO_TP_BTF=1 daemon_start "$ROOT" --reserved-cpus 0
+check "basic via raw_tp: attached" wait_for 5 \
+	grep -q "telemetry attached via raw_tp, level basic" "$IT_WORK/daemon.log"
+check "basic via raw_tp: the pinned switch counter moves" wait_for 5 \
+	bash -c "[ \$(bpftool -j map dump pinned $TEL/cpu_stats | jq '.[] | select(.formatted.key == 0) | .formatted.value.switches') -gt $sw0 ]"
+daemon_stop
 
 # --- full ---
 check "daemon starts with telemetry = full" \
