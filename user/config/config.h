@@ -102,6 +102,10 @@ struct cpusetd_config {
 	enum config_export_containers export_containers;
 	uint32_t rq_buckets_us[CONFIG_MAX_RQ_BUCKETS];
 	unsigned n_rq_buckets;
+	/* telemetry = basic (false, the default) | full: which BPF telemetry
+	 * program is loaded (bpf/telemetry.bpf.c "Levels"; BENCHMARKS.md
+	 * "BPF telemetry overhead" for what each costs). Read at start. */
+	bool telemetry_full;
 	/* NRI (user/daemon/README.md "NRI"): nri = auto (true, the default: the runtime's
 	 * plugin whenever its socket is there, retried) | off (BPF only);
 	 * the socket, and the name and two-digit index we register as */

@@ -126,6 +126,11 @@ static void f_export_cts(const struct cpusetd_config *c, char *b, size_t n)
 		 c->export_containers == CONFIG_EXPORT_NONE ? "none" : "exclusive");
 }
 
+static void f_telemetry(const struct cpusetd_config *c, char *b, size_t n)
+{
+	snprintf(b, n, "%s", c->telemetry_full ? "full" : "basic");
+}
+
 /* runqueue_wait_buckets_us: the bounds, comma-separated (never "all"). */
 static void f_rq_buckets(const struct cpusetd_config *c, char *b, size_t n)
 {
@@ -204,6 +209,8 @@ static const struct key keys[] = {
 	{ "export_containers", LIVE, FIELD(export_containers), 0, 0, f_export_cts },
 	{ "runqueue_wait_buckets_us", LIVE, FIELD(rq_buckets_us), FIELD(n_rq_buckets),
 	  f_rq_buckets },
+	/* the programs are loaded once, at start (main.c open_telemetry) */
+	{ "telemetry", RESTART, FIELD(telemetry_full), 0, 0, f_telemetry },
 	{ "exclusive_cpu_quota", RESTART, FIELD(keep_exclusive_cpu_quota), 0, 0, f_quota },
 	{ "isolate_host", LIVE, FIELD(isolate_host), 0, 0, f_iso },
 	{ "isolate_host_skip", LIVE, FIELD(isolate_host_skip), 0, 0, f_skip },
