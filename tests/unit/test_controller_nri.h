@@ -337,7 +337,8 @@ static inline uint64_t counter(struct fx *f, size_t offset)
 
 #define COUNT(f, name)	counter(f, offsetof(struct cpusetd_counters, name))
 
-static inline void assert_set(const struct fx *f, const char *cgroup, const char *file, const char *want)
+static inline void assert_set(const struct fx *f, const char *cgroup, const char *file,
+			      const char *want)
 {
 	struct cpumask m = get(f, cgroup, file);
 

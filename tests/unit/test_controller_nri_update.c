@@ -211,6 +211,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_synchronize, setup, teardown),
 	};
 
-	return cmocka_run_group_tests_name("controller's NRI stop, update, synchronize on a v1 tree (" SNAP ")",
+	return cmocka_run_group_tests_name("controller's NRI stop, update, sync, v1 (" SNAP ")",
 					   tests, group_setup, group_teardown);
 }
