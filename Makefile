@@ -65,7 +65,7 @@ NRI_PROTOS     := $(wildcard user/nri/*.proto)
 NRI_GEN_C      := $(patsubst %.proto,$(OUT)/gen/%.pb-c.c,$(NRI_PROTOS))
 NRI_GEN_H      := $(NRI_GEN_C:.c=.h)
 NRI_SRCS       := $(wildcard user/nri/*.c) $(NRI_GEN_C)
-CTL_SRCS       := $(filter-out tools/bench-%.c,$(wildcard tools/*.c))
+CTL_SRCS       := $(wildcard tools/cpusetctl/*.c)
 
 # Everything but main() is the library: the daemon, cpusetctl, the
 # benchmarks and the unit tests link the same objects.
@@ -200,7 +200,7 @@ $(OUT)/tests/%: $(OUT)/obj/tests/unit/%.o $(OUT)/libcpusetd.a
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D) -lcmocka
 
 # A unit test of cpusetctl's own logic links that object too.
-$(OUT)/tests/test_ctl_live: $(OUT)/obj/tools/ctl_live.o
+$(OUT)/tests/test_ctl_live: $(OUT)/obj/tools/cpusetctl/ctl_live.o
 
 deps:
 	$(Q)tools/deps.sh $(OUT)
