@@ -198,7 +198,7 @@ def main():
 
 BPF_SIDE = 'GPL-2.0-only OR BSD-2-Clause'
 SOURCE = re.compile(r'\.(c|h|proto|sh|py|yml|yaml)$|(^|/)Makefile$|^tests/vm/init$'
-                    r'|^tools/debian/(rules|cpusetd\.prerm|cpusetd\.postrm)$|^\.ci/run$')
+                    r'|^tools/packaging/debian/(rules|cpusetd\.prerm|cpusetd\.postrm)$|^\.ci/run$')
 DATA = ('tests/fixtures/', 'tests/unit/fixtures/', 'tests/fuzz/corpus/')
 
 

@@ -23,8 +23,8 @@ containerd python3-grpcio python3-grpc-tools
 protobuf-c-compiler libprotobuf-c-dev
 debhelper lintian man-db groff-base
 debootstrap"
-# `make image` (tools/image): debootstrap builds its Debian base. Its test
-# renders tools/deploy with `kubectl kustomize`: Debian's kubectl is
+# `make image` (tools/packaging/image): debootstrap builds its Debian base. Its test
+# renders tools/packaging/deploy with `kubectl kustomize`: Debian's kubectl is
 # kubernetes-client, installed only where no kubectl is on PATH (another
 # package's /usr/bin/kubectl would conflict with it).
 command -v kubectl >/dev/null 2>&1 || PKGS="$PKGS kubernetes-client"
