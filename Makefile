@@ -17,7 +17,7 @@
 #   make deb        the Debian package build/cpusetd_<version>_<arch>.deb (tools/packaging/debian)
 #   make image      the OCI image build/cpusetd-image.oci.tar: the .deb on a Debian base (tools/packaging/image)
 #   make deps       install the Debian packages all of this needs; unpack containerd
-#                   1.7 and 2.x under build/ for the containerd lane (tools/deps-containerd.sh)
+#                   1.7 and 2.x under build/ for the containerd lane (tools/deps/deps-containerd.sh)
 #   make help       this text
 
 .DELETE_ON_ERROR:
@@ -203,7 +203,7 @@ $(OUT)/tests/%: $(OUT)/obj/tests/unit/%.o $(OUT)/libcpusetd.a
 $(OUT)/tests/test_ctl_live: $(OUT)/obj/tools/cpusetctl/ctl_live.o
 
 deps:
-	$(Q)tools/deps.sh $(OUT)
+	$(Q)tools/deps/deps.sh $(OUT)
 
 # libFuzzer harnesses (tests/fuzz/fuzz_<name>.c), one per parser. The
 # library is compiled again with clang, coverage and ASan+UBSan into

@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # Install every Debian package that building, testing and the demo need,
-# then (tools/deps-containerd.sh) unpack containerd 1.7 and 2.x under
+# then (tools/deps/deps-containerd.sh) unpack containerd 1.7 and 2.x under
 # BUILD_DIR for the containerd lane.
-#   tools/deps.sh [BUILD_DIR]
+#   tools/deps/deps.sh [BUILD_DIR]
 # Idempotent: packages already present are left alone, apt is only called
 # when something is missing.
 set -eu
