@@ -113,7 +113,7 @@ struct cpusetd_config {
 	char nri_socket[PATH_MAX];
 	char nri_plugin_name[64];	/* NRI_NAME_MAX */
 	char nri_plugin_index[3];
-	/* --check-config: check, print, exit (main.c); never an INI key */
+	/* --check-config: check, print, exit (daemon_config.c daemon_check_config); never an INI key */
 	bool check_config;
 	/* --release: give back what cpusetd changed, exit (release.c); never
 	 * an INI key */
