@@ -14,10 +14,10 @@
 #   make install    binaries, unit, man pages and default config under $(DESTDIR)$(PREFIX)
 #   make uninstall  removes what make install put there (the config only if unedited)
 #   make man        the man pages cpusetd(8), cpusetctl(8), cpusetd.conf(5) into build/man
-#   make deb        the Debian package build/cpusetd_<version>_<arch>.deb (tools/debian)
-#   make image      the OCI image build/cpusetd-image.oci.tar: the .deb on a Debian base (tools/image)
+#   make deb        the Debian package build/cpusetd_<version>_<arch>.deb (tools/packaging/debian)
+#   make image      the OCI image build/cpusetd-image.oci.tar: the .deb on a Debian base (tools/packaging/image)
 #   make deps       install the Debian packages all of this needs; unpack containerd
-#                   1.7 and 2.x under build/ for the containerd lane (tools/deps-containerd.sh)
+#                   1.7 and 2.x under build/ for the containerd lane (tools/deps/deps-containerd.sh)
 #   make help       this text
 
 .DELETE_ON_ERROR:
@@ -65,7 +65,7 @@ NRI_PROTOS     := $(wildcard user/nri/*.proto)
 NRI_GEN_C      := $(patsubst %.proto,$(OUT)/gen/%.pb-c.c,$(NRI_PROTOS))
 NRI_GEN_H      := $(NRI_GEN_C:.c=.h)
 NRI_SRCS       := $(wildcard user/nri/*.c) $(NRI_GEN_C)
-CTL_SRCS       := $(filter-out tools/bench-%.c,$(wildcard tools/*.c))
+CTL_SRCS       := $(wildcard tools/cpusetctl/*.c)
 
 # Everything but main() is the library: the daemon, cpusetctl, the
 # benchmarks and the unit tests link the same objects.
@@ -81,9 +81,10 @@ TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 # Benchmark-only BPF objects, loaded by build/bench-bpf-load for
 # tools/bench-telemetry.sh: the empty sched_switch program (the floor),
 # and the telemetry with parts of its switch path left out, NAME:TEL_SKIP
-# (the bits are in bpf/telemetry.bpf.c).
+# (the bits are in bpf/telemetry.bpf.c; 0x100 = the basic level's program).
 TEL_VARIANTS := full:0 no-clock:0x01 no-flags:0x02 no-ident:0x04 no-cache:0x08 \
-	no-state:0x10 no-delay:0x20 no-run:0x40 no-in:0x80 skeleton:0xff
+	no-state:0x10 no-delay:0x20 no-run:0x40 no-in:0x80 skeleton:0xff \
+	basic:0x100
 BENCH_BPF := $(OUT)/bench/empty.bpf.o \
 	$(foreach v,$(TEL_VARIANTS),$(OUT)/bench/telemetry-$(firstword $(subst :, ,$(v))).bpf.o)
 
@@ -200,10 +201,10 @@ $(OUT)/tests/%: $(OUT)/obj/tests/unit/%.o $(OUT)/libcpusetd.a
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D) -lcmocka
 
 # A unit test of cpusetctl's own logic links that object too.
-$(OUT)/tests/test_ctl_live: $(OUT)/obj/tools/ctl_live.o
+$(OUT)/tests/test_ctl_live: $(OUT)/obj/tools/cpusetctl/ctl_live.o
 
 deps:
-	$(Q)tools/deps.sh $(OUT)
+	$(Q)tools/deps/deps.sh $(OUT)
 
 # libFuzzer harnesses (tests/fuzz/fuzz_<name>.c), one per parser. The
 # library is compiled again with clang, coverage and ASan+UBSan into
@@ -319,7 +320,7 @@ install: $(OUT)/cpusetd $(OUT)/cpusetctl $(MAN_PAGES)
 
 # The config goes only when it is still the shipped one: local settings
 # stay, as dpkg keeps a conffile at remove. Stop and disable the unit
-# first (tools/deploy/README.md "Install on a node").
+# first (tools/packaging/deploy/README.md "Install on a node").
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	if cmp -s systemd/cpusetd.conf $(DESTDIR)$(CONFDIR)/cpusetd.conf; then \
@@ -329,7 +330,7 @@ uninstall:
 		echo "kept $(DESTDIR)$(CONFDIR)/cpusetd.conf: it has local changes"; \
 	fi
 
-# The Debian package (tools/debian/, built by tools/build-deb.sh with
+# The Debian package (tools/packaging/debian/, built by tools/packaging/build-deb.sh with
 # dpkg-buildpackage). Its version is CPUSETD_VERSION of user/config/config.h
 # plus the git revision that --version prints (REVISION above; '-' and '_'
 # become '.', as a Debian version needs): 0.1.0+f4540ed.dirty, or 0.1.0
@@ -344,28 +345,28 @@ DEB_FILE     = $(OUT)/cpusetd_$(DEB_VERSION)_$(DEB_ARCH).deb
 deb:
 	$(call msg,DEB,$(DEB_FILE))
 	$(Q)mkdir -p $(OUT)
-	$(Q)tools/build-deb.sh $(OUT) '$(DEB_VERSION)' '$(DEB_REVISION)' $(if $(Q),>$(OUT)/deb.log 2>&1 || \
+	$(Q)tools/packaging/build-deb.sh $(OUT) '$(DEB_VERSION)' '$(DEB_REVISION)' $(if $(Q),>$(OUT)/deb.log 2>&1 || \
 		{ cat $(OUT)/deb.log; exit 1; })
 
-# The OCI image (tools/image/build-image.sh): the .deb installed with dpkg
+# The OCI image (tools/packaging/image/build-image.sh): the .deb installed with dpkg
 # into a debootstrap --variant=minbase base of this host's Debian release
 # (cached in $(OUT)/image/base), one gzip'd layer, an OCI layout tarball
 # that `ctr -n k8s.io images import` takes; no registry. Tagged with the
-# upstream version, as tools/deploy/kustomization.yaml names it. Needs root
+# upstream version, as tools/packaging/deploy/kustomization.yaml names it. Needs root
 # and apt's mirror (debootstrap). tests/containerd/test_image.sh runs it.
 IMAGE_NAME ?= localhost/cpusetd:$(VERSION)
 IMAGE_FILE  = $(OUT)/cpusetd-image.oci.tar
 .PHONY: image
 image: deb
 	$(call msg,IMAGE,$(IMAGE_FILE))
-	$(Q)tools/image/build-image.sh --work $(OUT)/image --deb $(DEB_FILE) --name '$(IMAGE_NAME)' \
+	$(Q)tools/packaging/image/build-image.sh --work $(OUT)/image --deb $(DEB_FILE) --name '$(IMAGE_NAME)' \
 		--out $(IMAGE_FILE)
 
 clean:
 	rm -rf $(OUT)
 
 # $(OUT)/image holds the image's Debian root file system (etc/rc2.d, ...);
-# $(OUT)/deb the package build's own tree and objects (tools/build-deb.sh).
+# $(OUT)/deb the package build's own tree and objects (tools/packaging/build-deb.sh).
 -include $(shell find $(OUT) \( -path $(OUT)/image -o -path $(OUT)/deb \) -prune -o -name '*.d' -type f -print 2>/dev/null)
 
 help:

@@ -35,6 +35,21 @@
  *     has just updated, instead of a clocksource read (see clock_now());
  *   - per-CPU counters without atomics (each CPU writes only its own slot).
  *
+ * Levels (config `telemetry`, set by the loader in tel_full before load,
+ * so the verifier drops the other level's code):
+ *   basic  per CPU: switches, preemptions, cross-cgroup switches, busy
+ *          time, and on a CPU with an owner (cpu_owner) the time of other
+ *          cgroups' tasks (cpu_stats.foreign_ns, `foreign` by cgroup) and
+ *          of kernel threads (on_switch_basic()). Who ran is judged at
+ *          its switch-out, from prev, whose lines the scheduler has just
+ *          used; the incoming task, whose task_struct is the cold part
+ *          of the full program, is never read. No placement lookup, no
+ *          placement_gen read, no sched_info read, no cgroup_stats, no
+ *          histogram; sched_migrate_task and the wakeup programs are not
+ *          loaded.
+ *   full   everything above and below.
+ * What each costs per switch: BENCHMARKS.md "BPF telemetry overhead".
+ *
  * Each tracepoint has a tp_btf and a raw_tp twin sharing one
  * __always_inline body; user/bpf/bpf_telemetry.c loads one of each pair. The
  * body takes a constant `btf`: the tp_btf twin reads task fields with
@@ -77,7 +92,11 @@ const volatile __u64 cache_ttl_ns = 4ULL * 1000 * 1000;	/* see cg_cache; 4 ms */
 #define TEL_SKIP_DELAY	0x20	/* sched_info.run_delay of prev and next */
 #define TEL_SKIP_RUN	0x40	/* charge_run(): cpu_owner, cgroup_stats, foreign */
 #define TEL_SKIP_IN	0x80	/* charge_in(): the placement check */
+#define TEL_SKIP_FULL	0x100	/* tel_full's default false: the basic level */
 #define SKIP(part)	((TEL_SKIP) & TEL_SKIP_##part)
+
+/* Set by the loader before load (config telemetry; see "Levels"). */
+const volatile bool tel_full = !SKIP(FULL);	/* telemetry = full; false: basic */
 
 /* Template for a new cgroup_stats entry (a 280-byte zero struct does not
  * belong on the 512-byte BPF stack). */
@@ -249,6 +268,7 @@ struct cpu_local {
 	struct cg_cache cache[CG_CACHE_SLOTS];
 	__u64 cset_bits;	/* see who_comes_in() */
 	__u64 fill_gen;		/* placement_gen read before the lookup to cache */
+	__u64 last_cgid;	/* basic: the cgroup of the run before; 0 = idle */
 };
 
 struct {
@@ -396,9 +416,9 @@ static __always_inline void charge_run(__u32 cpu, struct cpusetd_cpu_stats *cs,
 			foreign_add(cpu, rs->cgid, delta);
 		}
 	}
-	if (rs->flags & W_MANAGED)
+	if (tel_full && (rs->flags & W_MANAGED))
 		st = bpf_map_lookup_elem(&cgroup_stats, &rs->cgid);
-	if (wait)
+	if (tel_full && wait)
 		record_wait(cs, st, wait);
 	if (!st)
 		return;
@@ -471,7 +491,9 @@ static __always_inline void who_comes_in(struct cpu_local *loc, struct task_stru
 	*ret_fill = NULL;
 	if (!cset)
 		return;
-	g = bpf_map_lookup_elem(&placement_gen, &zero);
+	/* basic: only the cgroup id is cached, which a css_set keeps for
+	 * life; no placement, so no generation (0) either. */
+	g = tel_full ? bpf_map_lookup_elem(&placement_gen, &zero) : NULL;
 	gen = g ? *(volatile __u64 *)g : 0;
 	/* The verifier allows no arithmetic on a kernel pointer (the slot
 	 * hash multiplies); written to a map value and read back, its bits
@@ -489,10 +511,88 @@ static __always_inline void who_comes_in(struct cpu_local *loc, struct task_stru
 	if (!in->cgid)
 		return;
 	loc->fill_gen = gen;	/* before the lookup: see cg_cache */
+	*ret_fill = e;
+	if (!tel_full)
+		return;
 	*ret_pl = bpf_map_lookup_elem(&placement, &in->cgid);
 	if (*ret_pl)
 		in->flags |= W_MANAGED;
-	*ret_fill = e;
+}
+
+/*
+ * The cgroup id of task p (0: none), from the cgroup cache when its
+ * css_set has a fresh entry, else from the walk, then cached (basic: no
+ * placement, so generation 0; see cg_cache for why an entry is right).
+ */
+static __always_inline __u64 cgroup_cached(struct cpu_local *loc, struct task_struct *p,
+					   __u64 now, bool btf)
+{
+	struct css_set *cset = btf ? p->cgroups : BPF_CORE_READ(p, cgroups);
+	struct cg_cache *e;
+	__u64 bits;
+
+	if (!cset)
+		return 0;
+	/* kernel pointer bits as a number: see who_comes_in() */
+	*(volatile __u64 *)&loc->cset_bits = (__u64)cset;
+	bits = *(volatile __u64 *)&loc->cset_bits;
+	e = cache_slot(loc, bits);
+	if (e->cset == bits && e->gen == 0 && now - e->filled < cache_ttl_ns)
+		return e->cgid;
+	e->cgid = btf ? cset_cgroup_id_btf(cset, cpuset_on_v2) : cset_cgroup_id(cset, cpuset_on_v2);
+	e->cset = e->cgid ? bits : 0;
+	e->filled = now;
+	e->gen = 0;
+	e->flags = 0;
+	return e->cgid;
+}
+
+/*
+ * sched_switch at level basic: the run that ends now (from the last
+ * switch on this CPU, loc->cur.ts) was prev's, so it is charged to what
+ * prev is, read from prev now: its flags, state and css_set share lines
+ * the scheduler has just written or read. A cross-cgroup switch is
+ * counted when prev's run ends, against the run before it on this CPU
+ * (the same pairs as on_switch() counts, one run later). The first switch
+ * seen on a CPU only starts the clock.
+ */
+static __always_inline int on_switch_basic(bool preempt, struct task_struct *prev, bool btf)
+{
+	struct run_state who = {};
+	struct cpusetd_cpu_stats *cs;
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	struct cpu_local *loc;
+	unsigned int pf;
+	bool runnable;
+	__u64 now;
+
+	cs = bpf_map_lookup_elem(&cpu_stats, &cpu);
+	loc = bpf_map_lookup_elem(&cpu_local, &zero);
+	if (!cs || !loc)
+		return 0;
+	now = clock_now(prev, btf);
+	if (!now)
+		return 0;
+	cs->switches++;
+	if (loc->cur.ts) {
+		pf = TASK_READ(btf, prev, flags);
+		if (pf & PF_IDLE_FLAG) {
+			loc->last_cgid = 0;
+		} else {
+			who.flags = pf & PF_KTHREAD_FLAG ? W_KTHREAD : 0;
+			who.cgid = cgroup_cached(loc, prev, now, btf);
+			runnable = preempt ||
+				   (btf ? task_state_btf(prev) : task_state(prev)) == 0;
+			charge_run(cpu, cs, &who, now - loc->cur.ts, 0, runnable, 0);
+			if (runnable)
+				cs->preemptions++;
+			if (loc->last_cgid && loc->last_cgid != who.cgid)
+				cs->cross_switches++;
+			loc->last_cgid = who.cgid;
+		}
+	}
+	loc->cur.ts = now;
+	return 0;
 }
 
 /*
@@ -515,6 +615,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	bool runnable = false;
 	unsigned int pf;
 
+	if (!tel_full)
+		return on_switch_basic(preempt, prev, btf);
 	cs = bpf_map_lookup_elem(&cpu_stats, &cpu);
 	loc = bpf_map_lookup_elem(&cpu_local, &zero);
 	if (!cs || !loc)
@@ -533,7 +635,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	} else {
 		if (pf & PF_KTHREAD_FLAG)
 			in.flags = W_KTHREAD;
-		if (wait_from_map)
+		if (tel_full && wait_from_map)
 			in.pid = TASK_READ(btf, next, pid);
 		if (!SKIP(IDENT))
 			who_comes_in(loc, next, now, btf, &in, &pl, &fill, &cset);
@@ -546,7 +648,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		/* Still runnable = preempted (or yielded): waits again. */
 		runnable = preempt ||
 			   (!SKIP(STATE) && (btf ? task_state_btf(prev) : task_state(prev)) == 0);
-		if (!wait_from_map && !SKIP(DELAY)) {
+		if (tel_full && !wait_from_map && !SKIP(DELAY)) {
 			wait = run_delay_of(prev, btf);
 			wait = wait > rs->run_delay ? wait - rs->run_delay : 0;
 		}
@@ -554,13 +656,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			charge_run(cpu, cs, rs, now - rs->ts, wait, runnable, in.cgid);
 		if (runnable) {
 			cs->preemptions++;
-			if (wait_from_map)
+			if (tel_full && wait_from_map)
 				wait_start(rs->pid, now);
 		}
 		if (!(in.flags & W_IDLE) && in.cgid != rs->cgid)
 			cs->cross_switches++;
 	}
-	if (!(in.flags & W_IDLE) && (SKIP(IN) || !charge_in(cpu, cs, &in, pl, now)) && fill) {
+	if (!(in.flags & W_IDLE) && (SKIP(IN) || !tel_full || !charge_in(cpu, cs, &in, pl, now)) &&
+	    fill) {
 		fill->cset = cset;
 		fill->cgid = in.cgid;
 		fill->filled = now;
@@ -569,7 +672,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	}
 
 	in.ts = now;
-	if (!wait_from_map && !SKIP(DELAY) && !(in.flags & W_IDLE))
+	if (tel_full && !wait_from_map && !SKIP(DELAY) && !(in.flags & W_IDLE))
 		in.run_delay = run_delay_of(next, btf);
 	*rs = in;
 	return 0;

@@ -5,6 +5,9 @@
 #   is not the node's. The daemon gets a kubepods root that does not
 #   exist: it places nothing and touches no cgroup, while its BPF programs
 #   run as on a node.
+# Optional: BENCH_KUBEPODS_ROOT (a kubepods root the caller built, the
+#   daemon then manages what is under it), BENCH_CONF (the config file's
+#   text, e.g. "telemetry = full").
 
 BENCH_DAEMON=
 
@@ -14,8 +17,9 @@ BENCH_DAEMON=
 bench_daemon_on() {
 	local ready=$1
 	shift
-	: >"$work/empty.conf"
-	"$out/cpusetd" --config "$work/empty.conf" --kubepods-root /cpusetd-bench-none \
+	printf '%s\n' "${BENCH_CONF:-}" >"$work/empty.conf"
+	"$out/cpusetd" --config "$work/empty.conf" \
+		--kubepods-root "${BENCH_KUBEPODS_ROOT:-/cpusetd-bench-none}" \
 		--state-dir "$work/state" --pin-dir "$pin" --log-level info "$@" \
 		>"$work/daemon.log" 2>&1 &
 	BENCH_DAEMON=$!

@@ -9,7 +9,7 @@
 #    down during the run hits every arm alike:
 #      none   no daemon
 #      notel  the daemon without its telemetry (CPUSETD_TELEMETRY_OFF=1)
-#      tel    the daemon as shipped, telemetry attached
+#      tel    the daemon as shipped (telemetry = basic, the default)
 #      old    with BENCH_BEFORE=DIR: DIR/cpusetd (an earlier build), its
 #             telemetry attached, for before/after figures from one run
 #    Prints each arm's median time and min-max spread, and the throughput
@@ -19,8 +19,10 @@
 #    foreign-write hook on every write(2), cost what they cost on either
 #    side), daemon = tel vs none, and with BENCH_BEFORE the earlier
 #    telemetry = old vs notel.
-# 2. BENCH_STATS_RUNS (default 5) more runs with the daemon (alternating
-#    with as many of the BENCH_BEFORE daemon) and kernel.bpf_stats_enabled=1
+# 2. BENCH_STATS_RUNS (default 5) more runs per scene (BENCH_SCENES, below)
+#    of the daemon at each telemetry level, `telemetry = basic` and
+#    `telemetry = full` (alternating with as many of the BENCH_BEFORE
+#    daemon, at its default level) and kernel.bpf_stats_enabled=1
 #    (restored after): run_time_ns / run_cnt of each program the daemon
 #    loaded, from bpftool; the median over the runs and its spread. bpf_stats adds two clock reads of its own to every run, so the
 #    throughput rounds run without it.
@@ -28,8 +30,22 @@
 #    (tools/bench-empty.bpf.c, loaded by build/bench-bpf-load) is attached
 #    beside the daemon's: the floor any sched_switch program pays here.
 #    The target figure is the ratio telemetry/empty, taken within each run
-#    (same load, same bpf_stats), printed as the median over the runs with
-#    its spread; absolute ns move with the host, the ratio much less.
+#    (same load, same bpf_stats), printed per scene and level as the
+#    median over the runs with its spread ("telemetry/empty basic: 2.10x
+#    (2.01-2.20 over 5 runs)"); absolute ns move with the host, the ratio
+#    much less.
+#    Scenes (BENCH_SCENES, default "plain managed"):
+#      plain    hackbench in this script's cgroup; the daemon manages
+#               nothing (its kubepods root does not exist), so the
+#               per-container parts of the program never run
+#      managed  the hackbench groups run in two containers the daemon
+#               manages, built as kubelet and runc build them (cgroup
+#               v1: cpuset <root>/kubepods/burstable/pod<uid>/<64-hex id>,
+#               cpus and mems copied from the parent; an OCI bundle with
+#               the CRI annotations the daemon reads), half the groups
+#               each: placement has their entries, so the full level's
+#               placement lookup, cgroup_stats hash and atomics run on
+#               every switch of theirs
 #    BENCH_VARIANTS="all" (or names: full no-clock no-ident ...) adds, in
 #    the same rotation, one run per variant and round of
 #    build/bench/telemetry-NAME.bpf.o: the telemetry's switch program with
@@ -56,10 +72,13 @@
 #                               minutes after a hackbench run, this does not
 #   BENCH_GROUPS, BENCH_LOOPS   hackbench -g/-l (default 4 and 1500)
 #   BENCH_BEFORE=DIR            the "old" arm (see 1.)
-#   BENCH_VARIANTS=all|NAMES    the variants' runs (see 2.)
+#   BENCH_VARIANTS=all|NAMES    the variants' runs (see 2.; plain scene only)
+#   BENCH_SCENES="plain managed"  the scenes of the bpf_stats runs (see 2.)
 #   ROUNDS=0                    no throughput rounds (only the bpf_stats runs)
-# Needs root. Touches no cgroup: the daemon gets a kubepods root that does
-# not exist, so it places nothing and only its BPF programs run.
+# Needs root. The plain scene touches no cgroup: the daemon gets a
+# kubepods root that does not exist, so it places nothing and only its
+# BPF programs run; the managed one builds a private kubepods tree
+# (/cpusetd-bench-tel-PID) and removes it at exit.
 set -u
 loaded=${BENCH_LOADED:-0}
 if [ "${1:-}" = --loaded ]; then
@@ -84,6 +103,15 @@ for v in $variants; do
 	[ -f "$out/bench/telemetry-$v.bpf.o" ] ||
 		{ echo "bench-telemetry: no variant $v ($out/bench/telemetry-$v.bpf.o)" >&2; exit 1; }
 done
+scenes=${BENCH_SCENES:-plain managed}
+for sc in $scenes; do
+	case $sc in
+	plain) ;;
+	managed) command -v hackbench >/dev/null ||
+		{ echo "bench-telemetry: the managed scene needs hackbench" >&2; exit 1; } ;;
+	*) echo "bench-telemetry: no scene $sc (plain, managed)" >&2; exit 1 ;;
+	esac
+done
 before_dir=${BENCH_BEFORE:-}
 [ -z "$before_dir" ] || [ -x "$before_dir/cpusetd" ] ||
 	{ echo "bench-telemetry: $before_dir/cpusetd not built" >&2; exit 1; }
@@ -97,6 +125,7 @@ LOADERS=()
 cleanup() {
 	loaders_off
 	bench_daemon_off
+	scene_managed_off
 	if [ -n "$stress" ]; then
 		kill "$stress" 2>/dev/null
 		wait "$stress" 2>/dev/null
@@ -118,6 +147,92 @@ else
 fi
 
 daemon_on() { bench_daemon_on "telemetry attached" --textfile "$work/cpusetd.prom"; }
+
+# --- the managed scene: two containers as kubelet and runc make them ---
+# The cpuset hierarchy (v1) or the unified one (v2, cpuset enabled down
+# the tree), and the kubepods tree's cgroups, top down.
+if [ -d /sys/fs/cgroup/cpuset ] && [ -e /sys/fs/cgroup/cpuset/cpuset.cpus ]; then
+	CG=/sys/fs/cgroup/cpuset
+	CG_V2=0
+else
+	CG=/sys/fs/cgroup
+	CG_V2=1
+fi
+MROOT=/cpusetd-bench-tel-$$
+MPODS=$MROOT/kubepods
+MCTS=()
+MDIRS=()
+# mkcg REL: a cgroup of the tree; v1 copies cpus/mems from the parent
+# (v1 starts them empty), v2 enables cpuset for its children.
+mkcg() {
+	local d=$CG$1
+	mkdir "$d" || exit 1
+	MDIRS+=("$d")
+	if [ "$CG_V2" = 1 ]; then
+		echo +cpuset >"$d/../cgroup.subtree_control" 2>/dev/null
+	else
+		cat "$d/../cpuset.cpus" >"$d/cpuset.cpus"
+		cat "$d/../cpuset.mems" >"$d/cpuset.mems"
+	fi
+}
+scene_managed_on() {
+	local i uid id
+	mkdir -p "$work/bundles"
+	[ "$CG_V2" = 1 ] && echo +cpuset >"$CG/cgroup.subtree_control" 2>/dev/null
+	mkcg "$MROOT"
+	mkcg "$MPODS"
+	mkcg "$MPODS/burstable"
+	for i in 0 1; do
+		uid=$(printf '%08x-0000-4000-8000-%012d' $$ "$i")
+		id=$(printf 'tel-%s-%s' $$ "$i" | sha256sum | cut -c1-64)
+		# containerd writes the bundle before runc makes the cgroup;
+		# burstable without a CPU quota: a shared container
+		mkdir -p "$work/bundles/$id"
+		printf '%s' '{"ociVersion":"1.0.2","annotations":{
+			"io.kubernetes.cri.container-type":"container",
+			"io.kubernetes.cri.container-name":"hackbench",
+			"io.kubernetes.cri.sandbox-name":"bench-tel-'"$i"'",
+			"io.kubernetes.cri.sandbox-namespace":"bench"}}' \
+			>"$work/bundles/$id/config.json"
+		mkcg "$MPODS/burstable/pod$uid"
+		mkcg "$MPODS/burstable/pod$uid/$id"
+		MCTS+=("$MPODS/burstable/pod$uid/$id")
+	done
+}
+# scene_managed_off: removes the tree, bottom up (safe when not built).
+scene_managed_off() {
+	local i
+	for ((i = ${#MDIRS[@]} - 1; i >= 0; i--)); do
+		rmdir "${MDIRS[$i]}" 2>/dev/null
+	done
+	MDIRS=()
+}
+# managed_ready: the daemon placed both containers (status.json lists them
+# with a kind); 5 s at most, else the script exits.
+managed_ready() {
+	for _ in $(seq 250); do
+		[ "$(jq '[.containers[]? | select(.kind != null)] | length' \
+			"$work/state/status.json" 2>/dev/null)" = 2 ] && return 0
+		sleep 0.02
+	done
+	echo "bench-telemetry: the daemon did not place the managed scene's containers:" >&2
+	cat "$work/daemon.log" >&2
+	exit 1
+}
+# managed_load_s: hackbench's groups split over the two containers, run
+# at once (each process joins its container before exec); the wall time.
+managed_load_s() {
+	local i t0 t1 pids=()
+	t0=$(date +%s%N)
+	for i in 0 1; do
+		sh -c 'echo $$ >"$1/cgroup.procs" && exec hackbench -g "$2" -l "$3"' sh \
+			"$CG${MCTS[$i]}" $(((groups + 1) / 2)) "$loops" >/dev/null 2>&1 &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	t1=$(date +%s%N)
+	awk -v ns="$((t1 - t0))" 'BEGIN { printf "%.3f\n", ns / 1e9 }'
+}
 daemon_off() { bench_daemon_off; }
 
 # arm NAME: one hackbench run of that arm, its time appended to $work/NAME.
@@ -167,14 +282,17 @@ loaders_off() {
 	LOADERS=()
 }
 
-# record NAME FIRST SECS: after a bpf_stats run, appends "program runs
-# ns/run" of each program with an id above FIRST to $work/costs.NAME, the
+# record NAME FIRST SECS LAST: after a bpf_stats run, appends "program
+# runs ns/run" of each program with an id above FIRST and up to LAST (the
+# ones this arm loaded, not another user's loaded meanwhile) to
+# $work/costs.NAME, the
 # sched_switch program's ns/run over the empty one's to $work/ratio.NAME,
 # and the share of the load's CPU time (SECS of wall time on every CPU)
 # that the programs but the empty one took to $work/share.NAME.
 record() {
 	local j
-	j=$(bpftool prog show -j | jq -c --argjson b "$2" '[.[] | select(.id > $b and .run_cnt > 0)]')
+	j=$(bpftool prog show -j | jq -c --argjson b "$2" --argjson l "$4" \
+		'[.[] | select(.id > $b and .id <= $l and .run_cnt > 0)]')
 	jq -r '.[] | "\(.name) \(.run_cnt) \(.run_time_ns / .run_cnt | floor)"' <<<"$j" >>"$work/costs.$1"
 	jq -r '([.[] | select(.name == "switch_btf" or .name == "switch_raw")][0]) as $t
 		| ([.[] | select(.name == "empty_switch")][0]) as $e
@@ -185,17 +303,27 @@ record() {
 		| . / (($s | tonumber) * 1e9 * $n) * 100' <<<"$j" >>"$work/share.$1"
 }
 
-# costs NAME BUILD_DIR: one run of that build's daemon with bpf_stats on
-# and the empty program beside it (see record). Its programs are the ones
-# loaded after this point (ids only grow).
+# costs NAME BUILD_DIR LEVEL SCENE: one run of that build's daemon at
+# telemetry LEVEL ("" = its default) in SCENE with bpf_stats on and the
+# empty program beside it (see record). Its programs are the ones loaded
+# after this point (ids only grow).
 costs() {
-	local first secs
+	local first last secs root=/cpusetd-bench-none
 	first=$(bpftool prog show -j | jq '[.[].id] | max // 0')
 	sysctl -q kernel.bpf_stats_enabled=1
 	loader_on "$out/bench/empty.bpf.o"
-	out=$2 daemon_on
-	secs=$(load_s)
-	record "$1" "$first" "$secs"
+	[ "$4" = managed ] && root=$MPODS
+	out=$2 BENCH_CONF=${3:+telemetry = $3} BENCH_KUBEPODS_ROOT=$root bench_daemon_on \
+		"telemetry attached" --textfile "$work/cpusetd.prom" \
+		--bundle-path "$work/bundles/{id}/config.json"
+	[ "$4" = managed ] && managed_ready
+	last=$(bpftool prog show -j | jq '[.[].id] | max // 0')
+	if [ "$4" = managed ]; then
+		secs=$(managed_load_s)
+	else
+		secs=$(load_s)
+	fi
+	record "$1" "$first" "$secs" "$last"
 	daemon_off
 	loaders_off
 	sysctl -q kernel.bpf_stats_enabled=0
@@ -204,13 +332,14 @@ costs() {
 # variant NAME: one bpf_stats run of build/bench/telemetry-NAME.bpf.o's
 # switch program beside the empty one, no daemon; into costs.var-NAME.
 variant() {
-	local first secs
+	local first last secs
 	first=$(bpftool prog show -j | jq '[.[].id] | max // 0')
 	sysctl -q kernel.bpf_stats_enabled=1
 	loader_on "$out/bench/empty.bpf.o"
 	loader_on -p switch_btf "$out/bench/telemetry-$1.bpf.o"
+	last=$(bpftool prog show -j | jq '[.[].id] | max // 0')
 	secs=$(load_s)
-	record "var-$1" "$first" "$secs"
+	record "var-$1" "$first" "$secs" "$last"
 	loaders_off
 	sysctl -q kernel.bpf_stats_enabled=0
 }
@@ -285,16 +414,20 @@ for i in $(seq 0 $((rounds - 1))); do
 	done
 done
 
-stats_arms=(new)
-[ -n "$before_dir" ] && stats_arms+=(old)
+[[ " $scenes " = *" managed "* ]] && scene_managed_on
+stats_arms=()
+for sc in $scenes; do
+	stats_arms+=("basic-$sc" "full-$sc")
+	[ -n "$before_dir" ] && stats_arms+=("old-$sc")
+done
 for v in $variants; do stats_arms+=("var-$v"); done
 m=${#stats_arms[@]}
 for i in $(seq 0 $((${BENCH_STATS_RUNS:-5} - 1))); do
 	for j in $(seq 0 $((m - 1))); do
 		a=${stats_arms[$(((i + j) % m))]}
 		case $a in
-		new) costs new "$out" ;;
-		old) costs old "$before_dir" ;;
+		basic-* | full-*) costs "$a" "$out" "${a%%-*}" "${a#*-}" ;;
+		old-*) costs "$a" "$before_dir" "" "${a#*-}" ;;
 		var-*) variant "${a#var-}" ;;
 		esac
 	done
@@ -333,14 +466,20 @@ if [ "$rounds" -ge 1 ]; then
 fi
 echo "per-program cost, ${BENCH_STATS_RUNS:-5} more runs with kernel.bpf_stats_enabled=1 (run_time_ns / run_cnt),"
 echo "empty_switch = an empty tp_btf/sched_switch program attached beside in the same runs:"
-costs_report new
-printf "programs' run time / the load's CPU time (wall x %d CPUs): median %.2f %% (%s-%s), bpf_stats' own clock reads included\n" \
-	"$(nproc)" "$(median <"$work/share.new")" "$(sort -g "$work/share.new" | head -1 | xargs printf %.2f)" \
-	"$(sort -g "$work/share.new" | tail -1 | xargs printf %.2f)"
-if [ -n "$before_dir" ]; then
-	echo "per-program cost of $before_dir/cpusetd, the same way (runs alternating with the above):"
-	costs_report old
-fi
+for sc in $scenes; do
+	for lv in basic full; do
+		echo "scene $sc, telemetry = $lv:"
+		costs_report "$lv-$sc"
+		printf "  programs' run time / the load's CPU time (wall x %d CPUs): median %.2f %% (%s-%s), bpf_stats' own clock reads included\n" \
+			"$(nproc)" "$(median <"$work/share.$lv-$sc")" \
+			"$(sort -g "$work/share.$lv-$sc" | head -1 | xargs printf %.2f)" \
+			"$(sort -g "$work/share.$lv-$sc" | tail -1 | xargs printf %.2f)"
+	done
+	if [ -n "$before_dir" ]; then
+		echo "scene $sc, $before_dir/cpusetd at its default level (runs alternating with the above):"
+		costs_report "old-$sc"
+	fi
+done
 if [ -n "$variants" ]; then
 	echo "variants of the switch program (build/bench/telemetry-NAME.bpf.o, alone beside the empty one), ns/run median (min-max):"
 	printf '  %-12s %-18s %-18s %s\n' variant ns/run "empty ns/run" "ratio to empty, median (min-max)"
@@ -349,8 +488,12 @@ if [ -n "$variants" ]; then
 			"$(ns_of "var-$v" empty_switch)" "$(ratio_line x "var-$v" | sed 's/^x: //')"
 	done
 fi
-ratio_line "telemetry/empty" new
-[ -n "$before_dir" ] && ratio_line "telemetry/empty of BENCH_BEFORE" old
+for sc in $scenes; do
+	echo "scene $sc (switch program / empty program, per run):"
+	ratio_line "  telemetry/empty basic" "basic-$sc"
+	ratio_line "  telemetry/empty full" "full-$sc"
+	[ -n "$before_dir" ] && ratio_line "  telemetry/empty of BENCH_BEFORE" "old-$sc"
+done
 echo "loadavg before: $load_before   after: $load_after"
 awk -v b="$((busy1 - busy0))" -v s="$((self1 - self0))" -v st="$((steal1 - steal0))" \
 	-v hz="$(getconf CLK_TCK)" -v ns="$((t1 - t0))" 'BEGIN {

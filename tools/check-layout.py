@@ -13,8 +13,11 @@
 5. Every source file names its licence on an SPDX line within its first
    three lines: GPL-2.0-only OR BSD-2-Clause for bpf/ and maps/cpusetd.h
    (the kernel side), Apache-2.0 for the rest (LICENSES/README.md).
+6. tools/ has one room per job (TOOL_ROOMS): each file sits in the room
+   its job names, and no file sits outside a room.
 Exit status 1 when a check fails.
 """
+import fnmatch
 import os
 import re
 import subprocess
@@ -45,6 +48,26 @@ ALLOWED = {
               'config', 'telemetry', 'export'},
 }
 SOURCE_DIRS = ('user', 'cgroupfs', 'tools')
+
+# tools/ by job: folder -> the file names (fnmatch patterns) it may hold.
+# cpusetctl's sources are all of tools/cpusetctl/ (the Makefile builds
+# build/cpusetctl from them); what ships or installs cpusetd (the Debian
+# package, the OCI image, the DaemonSet) is tools/packaging/; what a build
+# or test host needs installed (make deps) is tools/deps/. The benchmarks
+# still sit at the top (they move to tools/bench/ next).
+TOOL_ROOMS = {
+    'tools': ['README.md', 'check-layout.py', 'demo.sh', 'verify-unit.sh',
+              'bench-*.c', 'bench-*.sh'],
+    'tools/cpusetctl': ['cpusetctl.c', 'ctl.h', 'ctl_*.c', 'ctl_*.h'],
+    'tools/deps': ['deps.sh', 'deps-*.sh'],
+    'tools/man': ['*.in', '*.py'],
+    'tools/monitoring': ['README.md', '*.py', '*.yml', '*.json'],
+    'tools/packaging': ['build-deb.sh'],
+    'tools/packaging/debian': ['*'],
+    'tools/packaging/debian/source': ['format'],
+    'tools/packaging/deploy': ['README.md', '*.py', '*.yaml', 'cpusetd.conf'],
+    'tools/packaging/image': ['build-image.sh'],
+}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 results = []
@@ -193,25 +216,47 @@ def main():
           '\n'.join(bare))
     check(not unlicensed(), 'every source file has its SPDX line',
           '\n'.join(unlicensed()))
+    for room, bad in misplaced_tools():
+        check(not bad, f'{room}/ holds only ' + ' '.join(TOOL_ROOMS[room]),
+              '\n'.join(bad))
     return 0 if all(results) else 1
+
+
+def tracked():
+    """The files git tracks; in an unpacked tarball, every file but the
+    build's."""
+    out = subprocess.run(['git', 'ls-files'], capture_output=True, text=True)
+    if out.returncode == 0:
+        return out.stdout.split()
+    return [os.path.relpath(os.path.join(d, f)) for d, dirs, fs in os.walk('.')
+            for f in fs if not d.startswith(('./build', './.git'))]
+
+
+def misplaced_tools():
+    """(room, [files in it that are not its job]) per room of TOOL_ROOMS,
+    and ('tools', [files in no room at all])."""
+    bad = {room: [] for room in TOOL_ROOMS}
+    for f in tracked():
+        if not f.startswith('tools/'):
+            continue
+        room, name = os.path.dirname(f), os.path.basename(f)
+        if room not in TOOL_ROOMS:
+            bad['tools'].append(f'{f}: {room}/ is not a room of TOOL_ROOMS')
+        elif not any(fnmatch.fnmatchcase(name, p) for p in TOOL_ROOMS[room]):
+            bad[room].append(f'{f}: not one of {room}/\'s files')
+    return sorted(bad.items())
 
 
 BPF_SIDE = 'GPL-2.0-only OR BSD-2-Clause'
 SOURCE = re.compile(r'\.(c|h|proto|sh|py|yml|yaml)$|(^|/)Makefile$|^tests/vm/init$'
-                    r'|^tools/debian/(rules|cpusetd\.prerm|cpusetd\.postrm)$|^\.ci/run$')
+                    r'|^tools/packaging/debian/(rules|cpusetd\.prerm|cpusetd\.postrm)$|^\.ci/run$')
 DATA = ('tests/fixtures/', 'tests/unit/fixtures/', 'tests/fuzz/corpus/')
 
 
 def unlicensed():
     """Tracked source files whose first three lines lack the right SPDX line."""
-    out = subprocess.run(['git', 'ls-files'], capture_output=True, text=True)
-    if out.returncode == 0:
-        tracked = out.stdout.split()
-    else:   # an unpacked tarball: every file but the build's
-        tracked = [os.path.relpath(os.path.join(d, f)) for d, dirs, fs in os.walk('.')
-                   for f in fs if not d.startswith(('./build', './.git'))]
     bad = []
-    for f in tracked:
+    for f in tracked():
         if not SOURCE.search(f) or f.startswith(DATA):
             continue
         want = BPF_SIDE if f.startswith('bpf/') or f == 'maps/cpusetd.h' else 'Apache-2.0'

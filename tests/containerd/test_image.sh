@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # cpusetd's OCI image run as its DaemonSet says, under the lane's private
 # containerd (Debian's 1.6): `make image` (the .deb on a Debian base), the
-# manifest rendered by `kubectl kustomize tools/deploy` and checked
-# (tools/deploy/check-daemonset.py), the image imported with ctr, then run
+# manifest rendered by `kubectl kustomize tools/packaging/deploy` and checked
+# (tools/packaging/deploy/check-daemonset.py), the image imported with ctr, then run
 # with `ctr run --privileged` with the namespaces, command, args, env,
 # memory limit and mounts read from the rendered manifest (a field the run
 # would not follow fails the test). The manifest's host paths are mapped to
@@ -64,14 +64,14 @@ DS_TAR=$IT_OUT/cpusetd-image.oci.tar
 DS_IMAGE=$(cat "$DS_TAR.name")
 it_log "image $DS_IMAGE: $(du -h "$DS_TAR" | cut -f1) ($(stat -c %s "$DS_TAR") bytes)"
 
-must "kubectl kustomize tools/deploy renders the manifest" \
-	bash -c "kubectl kustomize tools/deploy >$IT_WORK/deploy.yaml 2>$IT_WORK/kustomize.log"
+must "kubectl kustomize tools/packaging/deploy renders the manifest" \
+	bash -c "kubectl kustomize tools/packaging/deploy >$IT_WORK/deploy.yaml 2>$IT_WORK/kustomize.log"
 # The manifest's own checks, one TAP line each.
-out=$("$CRI_PY" tools/deploy/check-daemonset.py check "$IT_WORK/deploy.yaml")
+out=$("$CRI_PY" tools/packaging/deploy/check-daemonset.py check "$IT_WORK/deploy.yaml")
 echo "$out"
 IT_FAILED=$((IT_FAILED + $(grep -c '^not ok' <<<"$out")))
 must "the run follows every field of the manifest (check-daemonset.py run-spec)" bash -c \
-	"'$CRI_PY' tools/deploy/check-daemonset.py run-spec $IT_WORK/deploy.yaml >$IT_WORK/spec.json"
+	"'$CRI_PY' tools/packaging/deploy/check-daemonset.py run-spec $IT_WORK/deploy.yaml >$IT_WORK/spec.json"
 SPEC=$IT_WORK/spec.json
 check "the manifest names the image make image built ($DS_IMAGE)" \
 	jq_quiet --arg i "$DS_IMAGE" '.image == $i' "$SPEC"

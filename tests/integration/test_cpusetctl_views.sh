@@ -85,20 +85,31 @@ if [ -e "$IT_PIN/v$IT_LAYOUT/cpu_stats" ]; then
 	ctl top --json --count 2 --interval 0.2 >"$IT_WORK/top" 2>"$IT_WORK/err"
 	check "top --json --count 2: exit 0" test $? -eq 0
 	check "top --json: two documents" test "$(jq -s length "$IT_WORK/top")" = 2
+	# (sorted by foreign time: at the default telemetry = basic there is no wait)
 	check "top --json: one entry per online CPU, worst first" bash -c \
-		"jq -e -s 'all(.[]; (.cpus | length) == 2 and .sort == \"rq_wait\" and
-		 .cpus[0].rq_wait_s_per_s >= .cpus[1].rq_wait_s_per_s)' $IT_WORK/top >/dev/null"
-	check "top --json: every figure there and non-negative" bash -c \
+		"jq -e -s 'all(.[]; (.cpus | length) == 2 and .sort == \"foreign\" and
+		 .cpus[0].foreign_s_per_s >= .cpus[1].foreign_s_per_s)' $IT_WORK/top >/dev/null"
+	# the daemon runs the default telemetry = basic: the run-queue wait is
+	# not collected, so top gives it as null, never as a 0 that means "no wait"
+	check "top --json: every basic figure there and non-negative" bash -c \
 		"jq -e -s 'all(.[]; .interval_s > 0 and ([.cpus[], .totals] | all(
 		 [.switches_per_s, .preemptions_per_s, .cross_switches_per_s, .busy_s_per_s,
-		  .rq_wait_s_per_s, .rq_wait_mean_us, .rq_waits, .foreign_s_per_s,
-		  .kthread_s_per_s, .foreign_s_total] | all(type == \"number\" and . >= 0))))' \
+		  .foreign_s_per_s, .kthread_s_per_s, .foreign_s_total]
+		 | all(type == \"number\" and . >= 0))))' $IT_WORK/top >/dev/null"
+	check "top --json at basic: the run-queue wait absent (null), the level named" bash -c \
+		"jq -e -s 'all(.[]; .telemetry == \"basic\" and ([.cpus[], .totals] | all(
+		 [.rq_wait_s_per_s, .rq_wait_mean_us, .rq_waits] | all(. == null))))' \
 		 $IT_WORK/top >/dev/null"
 	check "top --json: the machine switched" bash -c \
 		"jq -e -s 'any(.[]; .totals.switches_per_s > 0)' $IT_WORK/top >/dev/null"
 	check "status shows contention per CPU" bash -c \
 		"ctl() { $IT_OUT/cpusetctl --state-dir $st --pin-dir $IT_PIN \"\$@\"; };
 		 ctl status | grep -A1 '^CONTENTION' | grep -Eq 'CPU +SWITCHES +PREEMPTIONS'"
+	check "status names the level and says the wait is not collected" bash -c \
+		"ctl() { $IT_OUT/cpusetctl --state-dir $st --pin-dir $IT_PIN \"\$@\"; };
+		 ctl status >$IT_WORK/st.txt && grep -q 'telemetry basic' $IT_WORK/st.txt &&
+		 grep -q 'not collected at telemetry = basic' $IT_WORK/st.txt &&
+		 grep -Eq '^  [0-9]+ +[0-9]+ +[0-9]+ +- ' $IT_WORK/st.txt"
 else
 	it_log "telemetry maps not pinned at $IT_PIN/v$IT_LAYOUT: top and status say so"
 	ctl top --json --count 1 >/dev/null 2>"$IT_WORK/err"

@@ -131,7 +131,7 @@ make -s OUT="$IT_OUT" deb REVISION=debtest2 >"$W/deb2.log" 2>&1
 check "make deb REVISION=debtest2: builds $(basename "$DEB2")" test -s "$DEB2"
 check "the second revision is a newer version" dpkg --compare-versions "$V2" gt "$V1"
 
-# lintian: no error, no warning (tools/deploy/README.md "Install on a node" lists the
+# lintian: no error, no warning (tools/packaging/deploy/README.md "Install on a node" lists the
 # info tags accepted). --pedantic shows the P: tags as well.
 lintian --fail-on error,warning --info --pedantic "$DEB1" >"$W/lintian.out" 2>&1
 rc=$?

@@ -5,7 +5,7 @@
 # does for kubelet, with no cgroup event; the daemon re-reads the limits
 # on its timer (--resize-check-ms) and moves the container. This 2-CPU
 # host shows the class changes and a refusal; growing and shrinking an
-# exclusive set around its baseline is in tests/unit/test_policy_topo.c.
+# exclusive set around its baseline is in tests/unit/test_policy_topo_resize.c.
 cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}
 . tests/integration/lib.sh

@@ -62,7 +62,8 @@ check "the dashboard is well-formed" dash_ok
 # per-container series (export_containers = all), an integer container,
 # and a container with an admission error (it asks for 2 CPUs of 2;
 # on_error = shared keeps it running).
-daemon_start "$ROOT" --export-interval 1 --export-containers all --on-error shared
+daemon_start "$ROOT" --export-interval 1 --export-containers all --on-error shared \
+	--telemetry full	# every metric the dashboard and the rules query
 pod_start web burstable 500
 pod_start db guaranteed 1000
 pod_start big guaranteed 2000

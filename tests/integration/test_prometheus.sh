@@ -62,7 +62,8 @@ check "no temporary file is left" test -z "$(find "$PROM_DIR" -name '*.tmp')"
 # export_containers = all: the shared container too, its CPUs only as a
 # count (its cpulist is its pool's), never the sandbox.
 daemon_stop
-daemon_start "$ROOT" --textfile "$PROM" --export-interval 1 --export-containers all
+daemon_start "$ROOT" --textfile "$PROM" --export-interval 1 --export-containers all \
+	--telemetry full	# the run-queue histogram and container series are full-only
 check "all: the shared container's info" wait_for 10 \
 	has "^cpusetd_container_info\\{$CT=\"web\",k8s_container_name=\"app\",$ID,kind=\"shared\",qos=\"Burstable\",qos_class=\"[A-Z]*\"\\} 1\$"
 check "all: the shared container's CPU count" \
@@ -184,7 +185,7 @@ stop_node_exporter
 daemon_stop
 pod_start db2 guaranteed 1000
 daemon_start "$ROOT" --textfile "$PROM" --export-interval 1 --export-containers none \
-	--runqueue-wait-buckets-us 1024,65536
+	--runqueue-wait-buckets-us 1024,65536 --telemetry full
 check "none: an integer pod still owns its CPU" wait_for 10 \
 	has '^cpusetd_cpu_owner_info\{.*owner="integer",.*k8s_pod_name="db2"'
 check "none: no per-container series" lacks '^cpusetd_container_'

@@ -55,7 +55,7 @@ busy() { $IT_RUNC exec -d "$(cid "$1/$2")" sh -c 'while :; do :; done'; }
 busy_pid() { grep -vx "$(pid_of "$1" "$2")" "$(cg_dir "$1" "$2")/cgroup.procs" | head -n1; }
 
 # CPU 0 reserved for the system, so the integer container gets CPU 1.
-check "daemon starts with telemetry" daemon_start "$ROOT" --reserved-cpus 0 --export-interval 1
+check "daemon starts with telemetry" daemon_start "$ROOT" --reserved-cpus 0 --export-interval 1 --telemetry full
 check "telemetry attached via tp_btf" wait_for 5 grep -q "telemetry attached via tp_btf" "$IT_WORK/daemon.log"
 check "every telemetry map is pinned under v$IT_LAYOUT/" bash -c \
 	"for m in cpu_stats cgroup_stats cpu_owner foreign cpu_node; do [ -e $TEL/\$m ] || exit 1; done"
@@ -119,9 +119,9 @@ check "the integer container has no violation once placed" test "$(cg_stat "$G1"
 # --- raw_tp twins (CPUSETD_BPF_NO_TP_BTF) and wakeup timestamps ---
 daemon_stop
 sw0=$(cpu_stat 0 switches)
-CPUSETD_BPF_NO_TP_BTF=1 CPUSETD_TELEMETRY_WAIT_MAP=1 daemon_start "$ROOT" --reserved-cpus 0
+CPUSETD_BPF_NO_TP_BTF=1 CPUSETD_TELEMETRY_WAIT_MAP=1 daemon_start "$ROOT" --reserved-cpus 0 --telemetry full
 check "raw_tp fallback: telemetry attached via raw_tp" wait_for 5 \
-	grep -q "telemetry attached via raw_tp, run-queue wait from wakeup" "$IT_WORK/daemon.log"
+	grep -q "telemetry attached via raw_tp, level full, run-queue wait from wakeup" "$IT_WORK/daemon.log"
 check "raw_tp fallback: the pinned counters carry on" wait_for 5 cpu_stat_gt 0 switches "$sw0"
 w0=$(cpu_stat 1 rq_wait_count)
 check "raw_tp fallback: run-queue waits from wakeups" wait_for 5 cpu_stat_gt 1 rq_wait_count "$w0"

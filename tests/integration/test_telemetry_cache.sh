@@ -82,7 +82,7 @@ stop_hogs() {
 	wait "$HOGS" 2>/dev/null
 }
 
-check "daemon starts with telemetry" daemon_start "$ROOT" --reserved-cpus 0
+check "daemon starts with telemetry" daemon_start "$ROOT" --reserved-cpus 0 --telemetry full
 check "telemetry attached via tp_btf" wait_for 5 grep -q "telemetry attached via tp_btf" "$IT_WORK/daemon.log"
 check "the placement map is pinned" test -e "$TEL/placement"
 
@@ -143,7 +143,7 @@ check "let go: a cached entry does not re-create its stats" test "$(cg_stat "$HI
 # generation is not used. With the cache's lifetime stretched to 10
 # minutes, only the generation can make a change seen.
 daemon_stop
-CPUSETD_TELEMETRY_CACHE_TTL_MS=600000 daemon_start "$ROOT" --reserved-cpus 0
+CPUSETD_TELEMETRY_CACHE_TTL_MS=600000 daemon_start "$ROOT" --reserved-cpus 0 --telemetry full
 check "restarted with a 10 min cache lifetime" test -e "$TEL/placement_gen"
 gen=1000
 # shellcheck disable=SC2046

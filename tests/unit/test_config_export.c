@@ -4,7 +4,8 @@
  * and runqueue_wait_buckets_us (tools/monitoring/README.md "Metrics"): defaults, INI and
  * command line, every way a bucket list is refused (not a BPF slot
  * edge, not ascending, too many, empty), and how --check-config prints
- * them (config_print).
+ * them (config_print); the telemetry level (telemetry = basic | full):
+ * default, refusals, printed, restart-only.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -49,6 +50,35 @@ static void test_export_containers(void **state)
 	assert_non_null(strstr(tl_config_msg, ":1: export_containers: expected all|exclusive|none, got 'sandboxes'"));
 	assert_int_equal(tl_config_parse("", "--export-containers=All", &c), -EINVAL);
 	assert_string_equal(tl_config_msg, "--export-containers: expected all|exclusive|none, got 'All'");
+}
+
+static bool is_telemetry(const char *name) { return strcmp(name, "telemetry") == 0; }
+
+/* telemetry = basic | full: basic by default, anything else refused in
+ * one line naming both, printed as given, applied only at a restart. */
+static void test_telemetry_level(void **state)
+{
+	struct cpusetd_config c;
+	char text[16384];
+
+	(void)state;
+	assert_int_equal(tl_config_parse("", NULL, &c), 0);
+	assert_false(c.telemetry_full);
+	tl_config_print(&c, text, sizeof(text));
+	assert_non_null(strstr(text, "\ntelemetry = basic\n"));
+	assert_int_equal(tl_config_parse("telemetry = full\n", NULL, &c), 0);
+	assert_true(c.telemetry_full);
+	tl_config_print(&c, text, sizeof(text));
+	assert_non_null(strstr(text, "\ntelemetry = full\n"));
+	/* the command line wins over the file */
+	assert_int_equal(tl_config_parse("telemetry = full\n", "--telemetry=basic", &c), 0);
+	assert_false(c.telemetry_full);
+	assert_int_equal(tl_config_parse("telemetry = Full\n", NULL, &c), -EINVAL);
+	assert_non_null(strstr(tl_config_msg, ":1: telemetry: expected basic|full, got 'Full'"));
+	assert_int_equal(tl_config_parse("", "--telemetry=off", &c), -EINVAL);
+	assert_string_equal(tl_config_msg, "--telemetry: expected basic|full, got 'off'");
+	assert_int_equal(tl_config_parse("telemetry =\n", NULL, &c), -EINVAL);
+	assert_int_equal(tl_config_restart_keys(is_telemetry), 1);
 }
 
 static void test_buckets_list_and_all(void **state)
@@ -133,6 +163,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_export_containers),
+		cmocka_unit_test(test_telemetry_level),
 		cmocka_unit_test(test_buckets_list_and_all),
 		cmocka_unit_test(test_buckets_refused),
 		cmocka_unit_test(test_printed),

@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "tools/ctl_live.h"
+#include "tools/cpusetctl/ctl_live.h"
 #include "user/base/procs.h"
 
 #define NOW	1700000000.0

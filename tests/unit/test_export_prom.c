@@ -637,6 +637,42 @@ static void test_container_telemetry_by_cgroup_id(void **state)
 	free(text);
 }
 
+/* telemetry = basic: the per-CPU counters its program keeps are written,
+ * the run-queue histogram and the per-container series it does not keep
+ * are absent (not 0), and build_info names the level. */
+static void test_basic_level_leaves_out(void **state)
+{
+	struct cpusetd_cpu_stats cpu[2] = { 0 };
+	struct telemetry_cgroup cg[1] = { { .cgroup_id = 42, .s = { .cpu_ns = 7 } } };
+	struct telemetry_snapshot t = { .n_cpus = 2, .cpu = cpu, .n_cgroups = 1, .cgroup = cg };
+	char *text;
+
+	(void)state;
+	cpu[1] = (struct cpusetd_cpu_stats){ .switches = 100, .foreign_ns = 250000000ULL,
+					     .kthread_ns = 1000, .rq_wait_count = 3 };
+	view.telemetry = &t;
+	view.telemetry_level = "basic";
+	text = render();
+	assert_has(text, "cpusetd_telemetry_available 1");
+	assert_non_null(strstr(text, ",telemetry=\"basic\"} 1\n"));
+	assert_has(text, "cpusetd_cpu_context_switches_total{cpu=\"1\"} 100");
+	assert_has(text, "cpusetd_cpu_foreign_seconds_total{cpu=\"1\"} 0.25");
+	assert_has(text, "cpusetd_cpu_kthread_seconds_total{cpu=\"1\"} 0.000001");
+	assert_lacks(text, "cpusetd_cpu_runqueue_wait_seconds");
+	assert_lacks(text, "cpusetd_container_cpu_seconds_total");
+	assert_lacks(text, "cpusetd_container_runqueue_wait");
+	assert_lacks(text, "cpusetd_container_placement_violations_total");
+	check_exposition(text);
+	free(text);
+	/* the same snapshot at full: both there */
+	view.telemetry_level = "full";
+	text = render();
+	assert_non_null(strstr(text, ",telemetry=\"full\"} 1\n"));
+	assert_has(text, "cpusetd_cpu_runqueue_wait_seconds_count{cpu=\"1\"} 0");
+	assert_non_null(strstr(text, "\ncpusetd_container_cpu_seconds_total{"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -656,6 +692,7 @@ int main(void)
 		cmocka_unit_test_setup(test_cpu_runqueue_histogram, setup),
 		cmocka_unit_test_setup(test_cpu_counters, setup),
 		cmocka_unit_test_setup(test_container_telemetry_by_cgroup_id, setup),
+		cmocka_unit_test_setup(test_basic_level_leaves_out, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

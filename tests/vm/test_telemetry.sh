@@ -79,7 +79,8 @@ busy_grew() {
 }
 
 # all: the shared container s1's series are checked below too
-check "daemon starts with telemetry" daemon_start "$ROOT" --export-interval 1 --export-containers all
+check "daemon starts with telemetry" daemon_start "$ROOT" --export-interval 1 --export-containers all \
+	--telemetry full
 check "telemetry attached" wait_for 10 grep -q "telemetry attached via" "$IT_WORK/daemon.log"
 check "cpu_node: every CPU's NUMA node, as sysfs says" cpu_node_right
 

@@ -5,7 +5,7 @@ Used by gen-man.py (which renders the man pages from them) and by
 check-docs.py (which checks that the man pages and the README say the
 same). The programs are the source: config_usage() in
 user/config/config_options.c, the command table and usage texts in
-tools/cpusetctl.c and tools/ctl_*.c, and the commented default config
+tools/cpusetctl/cpusetctl.c and tools/cpusetctl/ctl_*.c, and the commented default config
 systemd/cpusetd.conf, whose keys the daemon's own key table
 (user/config/config_show.c, printed by --check-config) must match.
 

@@ -20,7 +20,7 @@
  * every node combination; here the CPU hints are kept implicit (struct
  * numa_capacity) and the merge reasons on them directly, so up to
  * ALLOC_MAX_NODES (64) nodes give the answer the full listing would
- * (numa_align.c explains why).
+ * (numa_merge.c explains why).
  *
  * Errors: -EINVAL bad input; -EXDEV "refused by the policy" (the request
  * cannot be served with the NUMA locality the policy demands: think

@@ -23,6 +23,7 @@ struct bpf_telemetry {
 	struct telemetry_bpf *skel;
 	bool all_tp_btf;
 	bool wait_from_map;
+	bool full;		/* opts->full: telemetry = full */
 	/* cpu_owner as last written; `known` false until the first write,
 	 * so a reused pinned map is overwritten once in full. */
 	bool owner_known[CPUSETD_MAX_CPUS];
@@ -62,9 +63,10 @@ static int choose_wait_source(struct bpf_telemetry *t)
 	};
 	int err = 0;
 
-	t->wait_from_map = !run_delay_kept();
+	/* basic measures no wait at all: neither source. */
+	t->wait_from_map = t->full && !run_delay_kept();
 	t->skel->rodata->wait_from_map = t->wait_from_map;
-	log_debug("telemetry: run-queue wait from %s",
+	log_debug("telemetry: run-queue wait from %s", !t->full ? "nowhere (basic)" :
 		  t->wait_from_map ? "wakeup timestamps" : "sched_info.run_delay");
 	for (size_t i = 0; !t->wait_from_map && !err && i < sizeof(wakeups) / sizeof(wakeups[0]); i++)
 		err = bpf_program__set_autoload(wakeups[i], false);
@@ -109,9 +111,15 @@ static int prepare(struct bpf_telemetry *t, const struct bpf_telemetry_opts *opt
 	if (getenv("CPUSETD_TELEMETRY_CACHE_TTL_MS"))
 		t->skel->rodata->cache_ttl_ns =
 			strtoull(getenv("CPUSETD_TELEMETRY_CACHE_TTL_MS"), NULL, 10) * 1000000ULL;
+	t->skel->rodata->tel_full = t->full;
 	err = choose_twins(t->skel, &t->all_tp_btf);
 	if (!err)
 		err = choose_wait_source(t);
+	/* basic counts no NUMA migration: sched_migrate_task not loaded */
+	if (!err && !t->full)
+		err = bpf_program__set_autoload(t->skel->progs.migrate_btf, false);
+	if (!err && !t->full)
+		err = bpf_program__set_autoload(t->skel->progs.migrate_raw, false);
 	if (err) {
 		log_debug("telemetry: set_autoload failed: %s", strerror(-err));
 		return err;
@@ -154,6 +162,7 @@ int bpf_telemetry_open(const struct bpf_telemetry_opts *opts, struct bpf_telemet
 		goto cleanup;
 	}
 
+	t->full = opts->full;
 	t->skel = telemetry_bpf__open();
 	if (!t->skel) {
 		err = errno ? -errno : -EINVAL;
@@ -202,7 +211,14 @@ const char *bpf_telemetry_attach_mode(const struct bpf_telemetry *t)
 
 const char *bpf_telemetry_wait_source(const struct bpf_telemetry *t)
 {
+	if (!t->full)
+		return "none";
 	return t->wait_from_map ? "wakeup" : "run_delay";
+}
+
+const char *bpf_telemetry_level(const struct bpf_telemetry *t)
+{
+	return t ? (t->full ? "full" : "basic") : "off";
 }
 
 /* Writes cpu's owner unless it is what we wrote last. Returns 0 or -errno. */

@@ -46,6 +46,15 @@ struct bpf_telemetry_opts {
 	 * timestamp would be charged as a huge wait. NULL: nothing pinned.
 	 */
 	const char *pin_dir;
+	/*
+	 * Config telemetry = full (true) or basic (false): which parts of the
+	 * switch program are loaded (bpf/telemetry.bpf.c "Levels"). basic
+	 * keeps cpu_stats' switches, preemptions, cross_switches, busy_ns,
+	 * foreign_ns, kthread_ns and the foreign map; the run-queue wait
+	 * fields, cgroup_stats and the NUMA migrations stay 0/empty, and
+	 * sched_migrate_task and the wakeup programs are not loaded.
+	 */
+	bool full;
 };
 
 /*
@@ -74,13 +83,20 @@ void bpf_telemetry_free(struct bpf_telemetry *t);
 const char *bpf_telemetry_attach_mode(const struct bpf_telemetry *t);
 
 /*
- * Where run-queue waits come from: "run_delay" (the scheduler's per-task
+ * Where run-queue waits come from: "none" at level basic (not measured);
+ * else "run_delay" (the scheduler's per-task
  * sched_info.run_delay, read at sched_switch; the wakeup programs are not
  * loaded) or "wakeup" (our own timestamps from sched_wakeup and
  * sched_wakeup_new, for kernels without run_delay, or forced with
  * CPUSETD_TELEMETRY_WAIT_MAP=1). Static string; cannot fail.
  */
 const char *bpf_telemetry_wait_source(const struct bpf_telemetry *t);
+
+/*
+ * The level loaded: "full" or "basic"; "off" for t NULL (running without
+ * telemetry). Static string; cannot fail.
+ */
+const char *bpf_telemetry_level(const struct bpf_telemetry *t);
 
 /*
  * Sets cpu_owner for CPU ids 0..n_cpus-1 (n_cpus <= CPUSETD_MAX_CPUS) from

@@ -102,6 +102,10 @@ struct cpusetd_config {
 	enum config_export_containers export_containers;
 	uint32_t rq_buckets_us[CONFIG_MAX_RQ_BUCKETS];
 	unsigned n_rq_buckets;
+	/* telemetry = basic (false, the default) | full: which BPF telemetry
+	 * program is loaded (bpf/telemetry.bpf.c "Levels"; BENCHMARKS.md
+	 * "BPF telemetry overhead" for what each costs). Read at start. */
+	bool telemetry_full;
 	/* NRI (user/daemon/README.md "NRI"): nri = auto (true, the default: the runtime's
 	 * plugin whenever its socket is there, retried) | off (BPF only);
 	 * the socket, and the name and two-digit index we register as */
@@ -109,7 +113,7 @@ struct cpusetd_config {
 	char nri_socket[PATH_MAX];
 	char nri_plugin_name[64];	/* NRI_NAME_MAX */
 	char nri_plugin_index[3];
-	/* --check-config: check, print, exit (main.c); never an INI key */
+	/* --check-config: check, print, exit (daemon_config.c daemon_check_config); never an INI key */
 	bool check_config;
 	/* --release: give back what cpusetd changed, exit (release.c); never
 	 * an INI key */

@@ -50,6 +50,7 @@ const struct option config_long_opts[] = {
 	{ "exclusive-cpu-quota", required_argument, NULL, OPT_EXCLUSIVE_CPU_QUOTA },
 	{ "export-containers",	required_argument, NULL, OPT_EXPORT_CONTAINERS },
 	{ "runqueue-wait-buckets-us", required_argument, NULL, OPT_RUNQUEUE_WAIT_BUCKETS_US },
+	{ "telemetry",		required_argument, NULL, OPT_TELEMETRY },
 	{ "nri",		required_argument, NULL, OPT_NRI },
 	{ "nri-socket",		required_argument, NULL, OPT_NRI_SOCKET },
 	{ "nri-plugin-name",	required_argument, NULL, OPT_NRI_PLUGIN_NAME },
@@ -93,6 +94,9 @@ void config_usage(void)
 	       "  --runqueue-wait-buckets-us LIST|all  run-queue histogram bounds in us,\n"
 	       "                           powers of two 2..67108864 (default\n"
 	       "                           4,16,64,256,1024,4096,16384,65536,262144,1048576)\n"
+	       "  --telemetry basic|full   BPF telemetry level (default basic: per-CPU\n"
+	       "                           figures; full adds run-queue waits and the\n"
+	       "                           per-container figures; restart)\n"
 	       "  --exclusive-cpu-quota unset|keep  lift the CFS quota of exclusive containers\n"
 	       "                           and their pods (default unset), or keep it\n"
 	       "NRI (see the README, NRI; every one needs a restart):\n"

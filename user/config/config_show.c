@@ -8,7 +8,7 @@
  * One table, one row per INI key, in the order of --help. A row names
  * the field(s) it covers, so that config_merge_live copies exactly what
  * the key set, and a formatter. Why a key is LIVE or RESTART is said in
- * systemd/README.md "Reload"; main.c applies the LIVE ones.
+ * systemd/README.md "Reload"; user/daemon/daemon_config.c applies the LIVE ones.
  */
 #include <sched.h>
 #include <stddef.h>
@@ -126,6 +126,11 @@ static void f_export_cts(const struct cpusetd_config *c, char *b, size_t n)
 		 c->export_containers == CONFIG_EXPORT_NONE ? "none" : "exclusive");
 }
 
+static void f_telemetry(const struct cpusetd_config *c, char *b, size_t n)
+{
+	snprintf(b, n, "%s", c->telemetry_full ? "full" : "basic");
+}
+
 /* runqueue_wait_buckets_us: the bounds, comma-separated (never "all"). */
 static void f_rq_buckets(const struct cpusetd_config *c, char *b, size_t n)
 {
@@ -173,7 +178,7 @@ static void f_kubelet_opts(const struct cpusetd_config *c, char *b, size_t n)
 }
 
 /*
- * LIVE: main.c applies it at once (log level, timers, the exporter, the
+ * LIVE: daemon_config.c applies it at once (log level, timers, the exporter, the
  * daemon's scheduling, host isolation, on_error and the annotation
  * namespaces in the policy) or the
  * controller reads it where it uses it (bundle paths, kubelet pods dir,
@@ -204,6 +209,8 @@ static const struct key keys[] = {
 	{ "export_containers", LIVE, FIELD(export_containers), 0, 0, f_export_cts },
 	{ "runqueue_wait_buckets_us", LIVE, FIELD(rq_buckets_us), FIELD(n_rq_buckets),
 	  f_rq_buckets },
+	/* the programs are loaded once, at start (daemon_start.c open_telemetry) */
+	{ "telemetry", RESTART, FIELD(telemetry_full), 0, 0, f_telemetry },
 	{ "exclusive_cpu_quota", RESTART, FIELD(keep_exclusive_cpu_quota), 0, 0, f_quota },
 	{ "isolate_host", LIVE, FIELD(isolate_host), 0, 0, f_iso },
 	{ "isolate_host_skip", LIVE, FIELD(isolate_host_skip), 0, 0, f_skip },

@@ -307,6 +307,13 @@ int config_apply(struct loader *l, int id, const char *name, const char *v, char
 		return -EINVAL;
 	case OPT_EXPORT_CONTAINERS:
 		return set_export_containers(c, v, err, errlen);
+	case OPT_TELEMETRY:
+		if (strcmp(v, "basic") == 0 || strcmp(v, "full") == 0) {
+			c->telemetry_full = v[0] == 'f';
+			return 0;
+		}
+		snprintf(err, errlen, "expected basic|full, got '%s'", v);
+		return -EINVAL;
 	case OPT_NRI:
 		if (strcmp(v, "auto") == 0 || strcmp(v, "off") == 0) {
 			c->nri = v[0] == 'a';

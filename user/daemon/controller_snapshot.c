@@ -83,6 +83,7 @@ int controller_snapshot(const struct controller *c, struct snapshot *ret)
 		.cgroup_mode = mode_name(cgfs_mounts(c->cg)->mode),
 		.kubepods_root = c->root,
 		.bpf_attach = c->bpf ? bpf_events_attach_mode(c->bpf) : "none",
+		.telemetry = bpf_telemetry_level(c->tel),
 		.write_hook = c->bpf ? bpf_events_write_hook(c->bpf) : "none",
 		.dry_run = c->cfg->dry_run,
 		.export_interval_s = c->cfg->export_interval_s ? c->cfg->export_interval_s : 1,

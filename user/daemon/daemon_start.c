@@ -126,6 +126,7 @@ static void open_telemetry(struct daemon *d)
 		.placement_fd = bpf_events_placement_fd(d->bpf),
 		.placement_gen_fd = bpf_events_placement_gen_fd(d->bpf),
 		.pin_dir = d->cfg.pin_dir[0] ? d->cfg.pin_dir : NULL,
+		.full = d->cfg.telemetry_full,
 	};
 	int r;
 
@@ -143,8 +144,9 @@ static void open_telemetry(struct daemon *d)
 		return;
 	}
 	daemon_write_cpu_nodes(d);
-	log_info("BPF telemetry attached via %s, run-queue wait from %s",
-		 bpf_telemetry_attach_mode(d->tel), bpf_telemetry_wait_source(d->tel));
+	log_info("BPF telemetry attached via %s, level %s, run-queue wait from %s",
+		 bpf_telemetry_attach_mode(d->tel), bpf_telemetry_level(d->tel),
+		 bpf_telemetry_wait_source(d->tel));
 }
 
 /* A periodic timerfd of ms milliseconds in the epoll set, or -1 when

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpusetd --release: gives back what cpusetd changed on the node, then
- * exits (tools/deploy/README.md "Uninstalling, and giving CPUs back"). The package's
+ * exits (tools/packaging/deploy/README.md "Uninstalling, and giving CPUs back"). The package's
  * prerm runs it on remove, after the unit is stopped; an admin runs it to
  * hand a node back to kubelet, or after a crash the daemon will not come
  * back from.

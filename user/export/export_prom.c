@@ -268,6 +268,8 @@ static void render_daemon(FILE *f, const struct export_view *v)
 	put_label(f, "revision", v->revision ? v->revision : "unknown", false);
 	put_label(f, "cgroup_mode", v->cgroup_mode, false);
 	put_label(f, "bpf_attach", v->bpf_attach, false);
+	if (v->telemetry_level)
+		put_label(f, "telemetry", v->telemetry_level, false);
 	fputs("} 1\n", f);
 	family(f, "cpusetd_last_sync_timestamp_seconds", "gauge",
 	       "Unix time of the last resync or handled event that ended without a cgroup write error.");
@@ -471,6 +473,14 @@ static void render_errors(FILE *f, const struct export_view *v)
 }
 
 /* --- telemetry --- */
+
+/* Level basic: its program keeps no run-queue wait and no per-container
+ * figure (bpf/telemetry.bpf.c "Levels"), so those families are left out
+ * rather than written as zeros a dashboard would take for "no wait". */
+static bool telemetry_basic(const struct export_view *v)
+{
+	return v->telemetry_level && strcmp(v->telemetry_level, "basic") == 0;
+}
 
 /* A per-CPU counter: field at byte offset off of struct cpusetd_cpu_stats;
  * ns = true prints it as seconds. */
@@ -697,9 +707,10 @@ int export_prom_render(const struct export_view *v, char **ret_text, size_t *ret
 	render_isolation(f, v);
 	if (v->telemetry && v->telemetry->cpu) {
 		render_cpu_counters(f, v);
-		render_cpu_rq(f, v);
+		if (!telemetry_basic(v))
+			render_cpu_rq(f, v);
 	}
-	if (v->telemetry)
+	if (v->telemetry && !telemetry_basic(v))
 		render_ct_telemetry(f, v);
 	bad = ferror(f);
 	if (fclose(f) || bad) {

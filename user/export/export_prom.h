@@ -89,6 +89,11 @@ struct export_view {
 	double update_s;		/* unix seconds of this render: the heartbeat */
 	/* NULL: no telemetry (no BPF maps); the rest is still written. */
 	const struct telemetry_snapshot *telemetry;
+	/* The telemetry level (snapshot.h telemetry): "basic" leaves out the
+	 * figures its program does not collect (the run-queue histogram and
+	 * every per-container series): absent, not 0. NULL: label left out,
+	 * every figure of the snapshot written. */
+	const char *telemetry_level;
 	/* NULL: isolate_host off (no cpusetd_isolation_* series). */
 	const struct snapshot_isolation *isolation;
 	/* Which containers get per-container series (cpu_owner_info names an

@@ -151,6 +151,7 @@ static void fill_view(const struct export_textfile *e, const struct snapshot *s,
 		.revision = s->revision,
 		.cgroup_mode = s->cgroup_mode,
 		.bpf_attach = s->bpf_attach,
+		.telemetry_level = s->telemetry ? s->telemetry : "off",
 		.online = s->topo->online,
 		/* index 0 is POLICY_OK: not a reason */
 		.error_reasons = reasons + 1,

@@ -119,6 +119,9 @@ struct snapshot {
 	const char *cgroup_mode;	/* "v1", "hybrid", "v2" */
 	const char *kubepods_root;	/* "" until it exists */
 	const char *bpf_attach;		/* "tp_btf", "raw_tp", "none" */
+	/* the BPF telemetry loaded (config telemetry): "basic", "full", or
+	 * "off" (none loaded); NULL = "off" */
+	const char *telemetry;
 	const char *write_hook;		/* "fexit", "kprobe", "syscall", "none" */
 	bool dry_run;
 	unsigned export_interval_s;	/* status heartbeat and .prom period, >= 1 */

@@ -111,6 +111,7 @@ static json_object *daemon_obj(const struct snapshot *s, const struct status_bea
 	add(o, "cgroup_mode", json_object_new_string(s->cgroup_mode));
 	add(o, "kubepods_root", json_object_new_string(s->kubepods_root));
 	add(o, "bpf_attach", json_object_new_string(s->bpf_attach));
+	add(o, "telemetry", json_object_new_string(s->telemetry ? s->telemetry : "off"));
 	add(o, "write_hook", json_object_new_string(s->write_hook));
 	add(o, "dry_run", json_object_new_boolean(s->dry_run));
 	add(o, "on_error", json_object_new_string(

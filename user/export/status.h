@@ -91,7 +91,7 @@
  * runs; at a clean stop (SIGTERM) a last write says "stopped". A reader
  * takes a heartbeat older than 3 intervals + 5 s, a "stopped", or a pid
  * that is gone or is not a cpusetd (its comm) as "not running"
- * (tools/ctl_live.h), pid_ns telling whether it sees the same PIDs.
+ * (tools/cpusetctl/ctl_live.h), pid_ns telling whether it sees the same PIDs.
  * Every write that carries a change is followed by <state-dir>/topology.json,
  * the Koordinator NodeResourceTopology annotations (user/export/export_koord.h),
  * when its text changed; heartbeats leave it alone.

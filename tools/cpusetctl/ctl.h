@@ -71,7 +71,7 @@ int ctl_status_load(const char *state_dir, json_object **ret);
 /*
  * Whether the daemon that wrote root (a loaded status.json) still runs:
  * its "stopped" mark, its pid in /proc (gone, or another program's comm)
- * and its heartbeat's age (tools/ctl_live.h). When it does not, prints
+ * and its heartbeat's age (tools/cpusetctl/ctl_live.h). When it does not, prints
  * one line on stderr saying why and how old the status is ("cpusetctl:
  * status is 42 s old (heartbeat every 10 s): daemon not running? pid 1234
  * is gone"); the caller still shows the state and exits

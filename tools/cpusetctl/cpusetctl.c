@@ -5,7 +5,7 @@
  *   cpusetctl [--state-dir DIR] [--pin-dir DIR] <command> [options]
  *
  * Commands live in one table (cmds[] below), each in its own
- * tools/ctl_<command>.c; each is a function that gets the global options
+ * tools/cpusetctl/ctl_<command>.c; each is a function that gets the global options
  * and its own argv (argv[0] = the command name) and returns the exit code:
  * 0 fine, 1 failed at run time, 2 bad usage, 3 shown but the daemon that
  * wrote status.json is not running (ctl_daemon_alive). Bad input prints the one

@@ -112,9 +112,10 @@ static void print_daemon(json_object *root)
 
 	if (t > 0 && localtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z", &tm);
-	printf("cpusetd pid %lld, cgroup %s, kubepods root %s, BPF %s\n",
+	printf("cpusetd pid %lld, cgroup %s, kubepods root %s, BPF %s, telemetry %s\n",
 	       (long long)ctl_jint(d, "pid", 0), ctl_jstr(d, "cgroup_mode", "?"),
-	       ctl_jstr(d, "kubepods_root", "?"), ctl_jstr(d, "bpf_attach", "?"));
+	       ctl_jstr(d, "kubepods_root", "?"), ctl_jstr(d, "bpf_attach", "?"),
+	       ctl_jstr(d, "telemetry", "?"));
 	print_mode(d);
 	printf("on_error %s, min_shared_cpus %lld%s\n", ctl_jstr(d, "on_error", "?"),
 	       (long long)ctl_jint(d, "min_shared_cpus", 0),
@@ -375,11 +376,15 @@ static int print_convergence(json_object *root)
 
 /* One CPU's cumulative contention line. */
 static void print_cpu_contention(unsigned id, const struct cpusetd_cpu_stats *s,
-				 const struct cpusetd_cpu_owner *own)
+				 const struct cpusetd_cpu_owner *own, bool basic)
 {
-	printf("  %-4u %12llu %12llu %12.1f %12.3f  %s\n", id, (unsigned long long)s->switches,
-	       (unsigned long long)s->preemptions,
-	       s->rq_wait_count ? s->rq_wait_ns / 1e3 / s->rq_wait_count : 0.0,
+	char wait[32] = "-";	/* basic: not collected */
+
+	if (!basic)
+		snprintf(wait, sizeof(wait), "%.1f",
+			 s->rq_wait_count ? s->rq_wait_ns / 1e3 / s->rq_wait_count : 0.0);
+	printf("  %-4u %12llu %12llu %12s %12.3f  %s\n", id, (unsigned long long)s->switches,
+	       (unsigned long long)s->preemptions, wait,
 	       s->foreign_ns / 1e9, own && own->cgroup_id ? "exclusive" : "pool");
 }
 
@@ -406,9 +411,12 @@ static void print_contention(const struct ctl_opts *o, json_object *root)
 	cpumask_for_each(id, &online)
 		if ((unsigned)id < snap.n_cpus && snap.cpu)
 			print_cpu_contention((unsigned)id, &snap.cpu[id],
-					     snap.owner ? &snap.owner[id] : NULL);
+					     snap.owner ? &snap.owner[id] : NULL,
+					     ctl_telemetry_basic(root));
 	printf("  (RQWAIT_µs = mean run-queue wait; FOREIGN_s = time other containers ran on\n"
 	       "   an exclusive CPU)\n");
+	if (ctl_telemetry_basic(root))
+		printf("  (RQWAIT_µs -: not collected at telemetry = basic; set telemetry = full)\n");
 	telemetry_snapshot_free(&snap);
 }
 

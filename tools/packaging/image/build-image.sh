@@ -6,7 +6,7 @@
 # Debian base made here with debootstrap, the package installed into it with
 # dpkg, one gzip'd layer, the JSON written with jq.
 #
-#   tools/image/build-image.sh --work DIR --out FILE --deb FILE
+#   tools/packaging/image/build-image.sh --work DIR --out FILE --deb FILE
 #       [--suite CODENAME] [--mirror URL] [--name REF]
 #
 # --deb FILE    the cpusetd .deb (make deb): dpkg -i inside the base, so the
@@ -181,14 +181,14 @@ jq -n --arg arch "$arch" --arg created "$created" --arg diff "sha256:$diff_id" \
 		StopSignal: "SIGTERM",
 		Labels: {
 			"org.opencontainers.image.title": "cpusetd",
-			"org.opencontainers.image.description": "CPU and NUMA placement of Kubernetes containers (run as the DaemonSet in tools/deploy)",
+			"org.opencontainers.image.description": "CPU and NUMA placement of Kubernetes containers (run as the DaemonSet in tools/packaging/deploy)",
 			"org.opencontainers.image.version": $version,
 			"org.opencontainers.image.revision": $revision,
 			"org.opencontainers.image.base.name": ("debian:" + $suite)
 		}
 	},
 	rootfs: {type: "layers", diff_ids: [$diff]},
-	history: [{created: $created, created_by: ("tools/image/build-image.sh: debootstrap --variant=minbase " + $suite + ", then " + $from)}]
+	history: [{created: $created, created_by: ("tools/packaging/image/build-image.sh: debootstrap --variant=minbase " + $suite + ", then " + $from)}]
 }' >"$work/config.json"
 read -r config config_size < <(blob "$work/config.json")
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Reads cpusetd's DaemonSet as kubectl would apply it (the output of
-`kubectl kustomize tools/deploy`) and either checks it or turns it into
+`kubectl kustomize tools/packaging/deploy`) and either checks it or turns it into
 what `ctr run` needs to run the same container.
 
   check-daemonset.py check RENDERED.yaml
-      One TAP line per requirement (tools/deploy/README.md "Install as a DaemonSet"):
+      One TAP line per requirement (tools/packaging/deploy/README.md "Install as a DaemonSet"):
       privileged, hostPID, hostNetwork, the host mounts, the liveness probe
       on `cpusetctl status`, resources, priority class, tolerations, the
       rolling update that never runs two daemons, the ConfigMap mounted
@@ -42,7 +42,7 @@ PROPAGATION = {None: "rprivate", "None": "rprivate", "HostToContainer": "rslave"
                "Bidirectional": "rshared"}
 
 # What the daemon needs from the node: container path -> (host path,
-# writable, why). tools/deploy/README.md "Host unit or DaemonSet".
+# writable, why). tools/packaging/deploy/README.md "Host unit or DaemonSet".
 REQUIRED_MOUNTS = {
     "/sys/fs/cgroup": ("/sys/fs/cgroup", True, "cpuset files of every container"),
     "/sys/fs/bpf": ("/sys/fs/bpf", True, "pinned maps"),

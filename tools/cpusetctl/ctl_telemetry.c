@@ -40,6 +40,34 @@ int ctl_telemetry_read(const struct ctl_opts *o, unsigned n_cpus, struct telemet
 	return telemetry_read_pinned(o->pin_dir, n_cpus, ret);
 }
 
+bool ctl_telemetry_basic(json_object *root)
+{
+	json_object *d = ctl_jget(root, "daemon", json_type_object);
+
+	return strcmp(ctl_jstr(d, "telemetry", ""), "basic") == 0;
+}
+
+/* The rate figures telemetry = basic does not collect. */
+static void null_waits(json_object *fig)
+{
+	static const char *const keys[] = { "rq_wait_s_per_s", "rq_wait_mean_us", "rq_waits" };
+
+	for (size_t i = 0; fig && i < sizeof(keys) / sizeof(keys[0]); i++)
+		json_object_object_add(fig, keys[i], NULL);
+}
+
+void ctl_telemetry_json_basic(json_object *o)
+{
+	json_object *cpus = ctl_jget(o, "cpus", json_type_array);
+
+	if (!o)
+		return;
+	json_object_object_add(o, "telemetry", json_object_new_string("basic"));
+	for (size_t i = 0; cpus && i < json_object_array_length(cpus); i++)
+		null_waits(json_object_array_get_idx(cpus, i));
+	null_waits(ctl_jget(o, "totals", json_type_object));
+}
+
 const char *ctl_telemetry_why(const struct ctl_opts *o, int err, char *buf, size_t len)
 {
 	if (err == -ENOENT)

@@ -20,6 +20,7 @@ struct top_opts {
 	double interval_s;
 	unsigned long count;		/* refreshes; 0 = until interrupted */
 	enum telemetry_rate_sort sort;
+	bool sort_given;		/* --sort; else rq_wait, foreign at basic */
 	bool json;
 	unsigned long lines_ul;		/* rows shown (human); 0 = all */
 };
@@ -85,6 +86,7 @@ static void print_owner(json_object *c)
 static void print_human(const struct top_opts *t, struct top_state *st, unsigned n, double dt)
 {
 	unsigned shown = t->lines_ul && t->lines_ul < n ? (unsigned)t->lines_ul : n;
+	bool basic = ctl_telemetry_basic(st->root);
 
 	if (isatty(STDOUT_FILENO))
 		printf("\033[H\033[2J");	/* redraw in place on a terminal */
@@ -97,11 +99,17 @@ static void print_human(const struct top_opts *t, struct top_state *st, unsigned
 
 		printf("%-4u ", r->cpu);
 		print_owner(st->owner[r->cpu]);
-		printf(" %10.4f %9.1f %9.1f %9.1f %9.1f %9.1f %10.4f %6.1f\n", r->rq_wait_s_per_s,
-		       r->rq_wait_mean_us, r->rq_waits / dt, r->switches_per_s,
+		if (basic)
+			printf(" %10s %9s %9s", "-", "-", "-");
+		else
+			printf(" %10.4f %9.1f %9.1f", r->rq_wait_s_per_s, r->rq_wait_mean_us,
+			       r->rq_waits / dt);
+		printf(" %9.1f %9.1f %9.1f %10.4f %6.1f\n", r->switches_per_s,
 		       r->preemptions_per_s, r->cross_switches_per_s, r->foreign_s_per_s,
 		       100 * r->busy_s_per_s);
 	}
+	if (basic)
+		printf("(run-queue wait -: not collected at telemetry = basic; set telemetry = full)\n");
 	putchar('\n');
 }
 
@@ -111,6 +119,8 @@ static int print_json(const struct top_opts *t, struct top_state *st, unsigned n
 
 	if (!o)
 		return -ENOMEM;
+	if (ctl_telemetry_basic(st->root))
+		ctl_telemetry_json_basic(o);
 	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return 0;
@@ -159,8 +169,9 @@ static int top_loop(const struct ctl_opts *o, const struct top_opts *t, struct t
 	return r;
 }
 
-static int top_run(struct ctl_opts *o, const struct top_opts *t)
+static int top_run(struct ctl_opts *o, const struct top_opts *opts)
 {
+	struct top_opts tt = *opts, *t = &tt;
 	struct top_state *st = calloc(1, sizeof(*st));
 	bool alive;
 	int r;
@@ -176,6 +187,9 @@ static int top_run(struct ctl_opts *o, const struct top_opts *t)
 		for (unsigned id = 0; id < CPUSETD_MAX_CPUS; id++)
 			cpumask_set(&st->online, id);	/* unknown: every CPU the maps hold */
 	st->n_cpus = ctl_n_cpus(st->root);
+	/* telemetry = basic collects no run-queue wait to sort by */
+	if (!t->sort_given && ctl_telemetry_basic(st->root))
+		t->sort = TELEMETRY_SORT_FOREIGN;
 	owners_fill(st);
 	/* First: with the daemon gone the owners are old and the rates may
 	 * stop (its programs detach, the pinned maps stay). */
@@ -195,7 +209,8 @@ static void top_usage(FILE *f)
 		"as rates over each interval from the pinned telemetry maps, worst CPUs first.\n"
 		"  -i, --interval S      seconds between refreshes (default 1; 0.01 to 3600)\n"
 		"  -n, --count N         stop after N refreshes (default 0: until interrupted)\n"
-		"  -o, --sort KEY        rq_wait (run-queue wait s/s, default), foreign, switches\n"
+		"  -o, --sort KEY        rq_wait (run-queue wait s/s, default), foreign (the default\n"
+		"                        at telemetry = basic, which has no wait), switches\n"
 		"  -l, --lines N         show the N worst CPUs only (default all)\n"
 		"  -j, --json            one JSON document per refresh, one per line:\n"
 		"                        {interval_s, sort, cpus: [{cpu, switches_per_s, ...}], totals}\n"
@@ -262,6 +277,7 @@ static int top_parse(struct ctl_opts *o, int argc, char **argv, struct top_opts 
 				usage_error("top: --sort must be rq_wait, foreign or switches, not '%s'", optarg);
 				return EXIT_USAGE;
 			}
+			t->sort_given = true;
 			break;
 		case 'j': t->json = true; break;
 		case 's': o->state_dir = optarg; break;

@@ -3,7 +3,7 @@
 # containerd 1.7 (Debian trixie) and 2.x (Debian sid) for the containerd
 # lane, unpacked under BUILD_DIR, never installed: the system's containerd
 # (bookworm's 1.6) stays the BPF-only lane.
-#   tools/deps-containerd.sh [BUILD_DIR]	(make deps; root)
+#   tools/deps/deps-containerd.sh [BUILD_DIR]	(make deps; root)
 # Each suite gets a private apt (BUILD_DIR/apt/<suite>/: sources, lists,
 # cache, an empty dpkg status) built at run time from the machine's own
 # sources: the stanzas of its release's suite (os-release VERSION_CODENAME),

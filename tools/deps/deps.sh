@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # Install every Debian package that building, testing and the demo need,
-# then (tools/deps-containerd.sh) unpack containerd 1.7 and 2.x under
+# then (tools/deps/deps-containerd.sh) unpack containerd 1.7 and 2.x under
 # BUILD_DIR for the containerd lane.
-#   tools/deps.sh [BUILD_DIR]
+#   tools/deps/deps.sh [BUILD_DIR]
 # Idempotent: packages already present are left alone, apt is only called
 # when something is missing.
 set -eu
@@ -23,8 +23,8 @@ containerd python3-grpcio python3-grpc-tools
 protobuf-c-compiler libprotobuf-c-dev
 debhelper lintian man-db groff-base
 debootstrap"
-# `make image` (tools/image): debootstrap builds its Debian base. Its test
-# renders tools/deploy with `kubectl kustomize`: Debian's kubectl is
+# `make image` (tools/packaging/image): debootstrap builds its Debian base. Its test
+# renders tools/packaging/deploy with `kubectl kustomize`: Debian's kubectl is
 # kubernetes-client, installed only where no kubectl is on PATH (another
 # package's /usr/bin/kubectl would conflict with it).
 command -v kubectl >/dev/null 2>&1 || PKGS="$PKGS kubernetes-client"

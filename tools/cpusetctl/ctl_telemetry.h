@@ -22,6 +22,22 @@ unsigned ctl_n_cpus(json_object *root);
  */
 int ctl_telemetry_read(const struct ctl_opts *o, unsigned n_cpus, struct telemetry_snapshot *ret);
 
+/*
+ * Whether status.json says the daemon runs telemetry = basic: then the
+ * run-queue wait and the per-container figures of the maps are not
+ * collected (zeros that mean nothing) and are shown as absent. false for
+ * "full", "off", or an older daemon that does not say (those collected
+ * everything).
+ */
+bool ctl_telemetry_basic(json_object *root);
+
+/*
+ * For telemetry_rates_json() output (o NULL is accepted): adds
+ * "telemetry": "basic" and sets the run-queue wait figures of every CPU
+ * and of the totals to null, so a reader sees them absent, not 0.
+ */
+void ctl_telemetry_json_basic(json_object *o);
+
 /* Why err means no telemetry, one line without newline, into buf. */
 const char *ctl_telemetry_why(const struct ctl_opts *o, int err, char *buf, size_t len);
 
