@@ -89,5 +89,9 @@ check "a stop with a stuck export ends within 10 s" wait_for 10 bash -c "! kill 
 thaw	# a daemon that wrote on the loop is stuck until now
 daemon_stop
 check "... and says why status.json is left" grep -q "export writer is stuck" "$IT_WORK/daemon.log"
+# After each child, the loop's pages its fork write-protected are made
+# writable again (prefault.h; the fault counts are test_prefault's).
+check "after an export the loop's pages are re-armed" \
+	grep -qE "export written .* [1-9][0-9]* pages re-armed" "$IT_WORK/daemon.log"
 check "no error from the writer in the log" no_match "$IT_WORK/daemon.log" -E "export writer died|cannot write .*status.json"
 it_done

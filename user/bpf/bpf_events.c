@@ -91,6 +91,10 @@ static enum write_hook first_hook(void)
 	if (!getenv("CPUSETD_BPF_NO_KPROBE") &&
 	    access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0)
 		return HOOK_KPROBE;
+	/* For benchmarks only (BENCHMARKS.md "suspects"): no write hook at
+	 * all, to measure what the fanotify mark costs our own writes. */
+	if (getenv("CPUSETD_WRITE_HOOK_OFF"))
+		return HOOK_NONE;
 	if (!getenv("CPUSETD_NO_FANOTIFY"))
 		return HOOK_FANOTIFY;
 	log_debug("bpf: no kprobe PMU, CPUSETD_NO_FANOTIFY: write hook from syscalls");
@@ -380,6 +384,27 @@ int bpf_events_set_placement(struct bpf_events *b, uint64_t cgroup_id,
 
 	if (!err)
 		bump_gen(b);
+	return err;
+}
+
+int bpf_events_set_placements(struct bpf_events *b, const uint64_t *ids,
+			      const struct cpusetd_placement *pls, uint32_t n,
+			      uint32_t *ret_done)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
+	uint32_t count = n;
+	int err;
+
+	*ret_done = 0;
+	if (!n)
+		return 0;
+	err = bpf_map_update_batch(bpf_map__fd(b->skel->maps.placement), ids, pls, &count,
+				   &opts);
+	if (count > n)
+		count = 0;	/* not filled in by a failure before the first entry */
+	if (count)
+		bump_gen(b);
+	*ret_done = err ? count : n;
 	return err;
 }
 

@@ -157,6 +157,18 @@ int bpf_events_add_lifecycle(struct bpf_events *b, uint64_t cgroup_id,
  */
 int bpf_events_set_placement(struct bpf_events *b, uint64_t cgroup_id,
 			     const struct cpusetd_placement *pl);
+
+/*
+ * bpf_events_set_placement for n entries in one system call
+ * (BPF_MAP_UPDATE_BATCH, Linux 5.6): ids[i] gets pls[i]. Entries are
+ * written in order; *ret_done says how many were (all of them on
+ * success). Bumps placement_gen once when any was. Returns 0 or the
+ * -errno of the update (-E2BIG: the map is full; -EINVAL/-ENOTSUPP: a
+ * kernel without batch updates), entries from *ret_done on not written.
+ */
+int bpf_events_set_placements(struct bpf_events *b, const uint64_t *ids,
+			      const struct cpusetd_placement *pls, uint32_t n,
+			      uint32_t *ret_done);
 /*
  * Narrows the mkdir/rmdir filter to a new kubepods root (one that appeared
  * after bpf_events_open). Cannot fail.

@@ -103,6 +103,54 @@ static void for_each_shared(struct controller *c,
 			fn(c, v);
 }
 
+static void sync_one(struct controller *c, struct container *ct)
+{
+	controller_sync_map(c, ct);	/* a failure is handled there */
+}
+
+/* The pooled containers' placement entries, batched: one map update for
+ * all of them (controller_set_maps) where one each cost a system call per
+ * container. widen: only those whose set grows, to old ∪ their pool,
+ * before the writes (controller_widen_map's rule); else every pooled one
+ * with a cgroup id to its decision, after them (controller_sync_map's). */
+static void pooled_maps(struct controller *c, bool widen)
+{
+	size_t cap = strmap_count(c->by_path), n = 0, it = 0;
+	struct container **cts;
+	struct cpumask *ms, pool;
+	const char *k;
+	void *v;
+
+	if (!c->bpf || !cap || (widen && c->cfg->dry_run))
+		return;
+	cts = malloc(cap * sizeof(*cts));
+	ms = malloc(cap * sizeof(*ms));
+	while (cts && ms && n < cap && strmap_next(c->by_path, &it, &k, &v)) {
+		struct container *ct = v;
+
+		if (!pooled(ct) || !ct->cgroup_id)
+			continue;
+		if (!widen) {
+			cts[n] = ct;
+			ms[n++] = ct->d.cpus;
+			continue;
+		}
+		/* the set controller_apply will write (an empty pool never is) */
+		if (!container_live(ct) || !policy_pool_for(c->policy, &ct->d, &pool) ||
+		    cpumask_empty(&pool) || cpumask_subset(&pool, &ct->map_cpus))
+			continue;
+		cts[n] = ct;
+		cpumask_or(&ms[n++], &ct->map_cpus, &pool);
+	}
+	if (cts && ms)
+		controller_set_maps(c, cts, ms, n);
+	else if (!widen)
+		for_each_shared(c, sync_one);	/* out of memory: one by one */
+	/* (widening out of memory: the writes widen entry by entry) */
+	free(cts);
+	free(ms);
+}
+
 /* Every pooled container to its current pool: one plan on v2, every
  * container otherwise. Returns 0 or -ENOMEM. */
 int controller_resize_pools(struct controller *c)
@@ -111,10 +159,12 @@ int controller_resize_pools(struct controller *c)
 
 	c->n.resizes++;
 	c->pools_start_ns = clock_ns(CLOCK_MONOTONIC);
-	if (controller_planned(c))
+	if (controller_planned(c)) {
 		r = controller_plan_apply(c);
-	else
+	} else {
+		pooled_maps(c, true);
 		for_each_shared(c, controller_apply);
+	}
 	c->pools_end_ns = clock_ns(CLOCK_MONOTONIC);
 	/* The host leaves new exclusive CPUs with the shared containers,
 	 * before their owner is written; freed ones it gets back. */
@@ -122,17 +172,12 @@ int controller_resize_pools(struct controller *c)
 	return r;
 }
 
-static void sync_map(struct controller *c, struct container *ct)
-{
-	controller_sync_map(c, ct);	/* a failure is handled there */
-}
-
 /* The placement map's view of shared containers after a resize; called
- * once converged, so it is not on the convergence clock. */
+ * once converged, so it is not on the convergence clock, but the next
+ * event waits for it: one batched update. */
 void controller_sync_pooled_maps(struct controller *c)
 {
-	if (c->bpf)
-		for_each_shared(c, sync_map);
+	pooled_maps(c, false);
 }
 
 /* ns from a to b, 0 when b is not after a (a mark left from another

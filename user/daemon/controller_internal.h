@@ -207,6 +207,12 @@ void controller_note_write(struct controller *c, struct container *ct, const cha
  * as it was (the exact set follows after the write anyway). */
 void controller_widen_map(struct controller *c, struct container *ct, const struct cpumask *m);
 
+/* cts[i]'s placement map entry to ms[i], for n containers with a cgroup
+ * id, in one map update (what controller_sync_map does for one: an entry
+ * that fails is handled as there, counted, logged and listed). */
+void controller_set_maps(struct controller *c, struct container **cts, const struct cpumask *ms,
+			 size_t n);
+
 /* Mirrors the decision into the BPF placement map. The exec check stays
  * armed until the container's first exec after it was placed. Returns 0
  * (also without BPF), or the map's -errno: then ct->map_err is set, and

@@ -86,19 +86,41 @@ static void map_recovered(struct controller *c, struct container *ct)
 	c->dirty = true;
 }
 
+/* The entry set_map writes for ct with cpus. */
+static struct cpusetd_placement placement_of(const struct container *ct,
+					     const struct cpumask *cpus)
+{
+	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending,
+					.reject_id = ct->reject_armed ? ct->cgroup_id : 0 };
+
+	memcpy(pl.cpus, cpus->bits, sizeof(pl.cpus));
+	return pl;
+}
+
+/* For benchmarks only: CPUSETD_PLACEMENT_MAP_OFF=1 leaves the placement
+ * map alone (what its two updates per resized container cost). The exec
+ * check and the BPF side of rejections then see no entry. */
+static bool placement_map_off(void)
+{
+	static int off = -1;
+
+	if (off < 0)
+		off = getenv("CPUSETD_PLACEMENT_MAP_OFF") != NULL;
+	return off;
+}
+
 /* Sets ct's placement map entry to cpus with what ct is now (kind, exec
  * check armed, rejection armed); map_cpus follows on success. A failure is
  * handled here (map_failed). Returns 0, or the map's -errno; nothing to do
  * without BPF or a cgroup id. */
 static int set_map(struct controller *c, struct container *ct, const struct cpumask *cpus)
 {
-	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending,
-					.reject_id = ct->reject_armed ? ct->cgroup_id : 0 };
+	struct cpusetd_placement pl;
 	int r;
 
-	if (!c->bpf || !ct->cgroup_id)
+	if (!c->bpf || !ct->cgroup_id || placement_map_off())
 		return 0;
-	memcpy(pl.cpus, cpus->bits, sizeof(pl.cpus));
+	pl = placement_of(ct, cpus);
 	r = bpf_events_set_placement(c->bpf, ct->cgroup_id, &pl);
 	if (r < 0) {
 		map_failed(c, ct, r);
@@ -108,6 +130,38 @@ static int set_map(struct controller *c, struct container *ct, const struct cpum
 	if (ct->map_err)
 		map_recovered(c, ct);
 	return 0;
+}
+
+void controller_set_maps(struct controller *c, struct container **cts, const struct cpumask *ms,
+			 size_t n)
+{
+	struct cpusetd_placement *pls;
+	uint64_t *ids;
+	uint32_t done = 0;
+	size_t k = 0;
+
+	if (!c->bpf || !n || placement_map_off())
+		return;
+	ids = malloc(n * sizeof(*ids));
+	pls = malloc(n * sizeof(*pls));
+	if (ids && pls) {
+		for (size_t i = 0; i < n; i++) {
+			ids[i] = cts[i]->cgroup_id;
+			pls[i] = placement_of(cts[i], &ms[i]);
+		}
+		/* an error is taken below, entry by entry, where it is
+		 * counted and logged as before */
+		bpf_events_set_placements(c->bpf, ids, pls, (uint32_t)n, &done);
+	}
+	free(ids);
+	free(pls);
+	for (; k < done; k++) {
+		cts[k]->map_cpus = ms[k];
+		if (cts[k]->map_err)
+			map_recovered(c, cts[k]);
+	}
+	for (; k < n; k++)
+		set_map(c, cts[k], &ms[k]);
 }
 
 /*

@@ -58,8 +58,10 @@ void daemon_export_finished(struct daemon *d, const struct export_result *res)
 	if (d->job.status && res->status < 0)
 		log_warn("cannot write %s/%s: %s", d->cfg.state_dir, STATUS_FILE,
 			 strerror(-res->status));
-	log_debug("export written in %.1f ms (the loop's fork: %.0f us)", res->took_ns / 1e6,
-		  res->fork_ns / 1e3);
+	log_debug("export written in %.1f ms (the loop's fork: %.0f us; %zu pages re-armed "
+		  "in %.0f us%s)", res->took_ns / 1e6, res->fork_ns / 1e3, res->rearm_pages,
+		  res->rearm_ns / 1e3, res->rearm == 1 ? ", stopped by an event" :
+		  res->rearm < 0 ? ", not supported" : "");
 }
 
 /* The export child exited (its pidfd is ready): its results. */

@@ -364,6 +364,9 @@ int daemon_start(struct daemon *d)
 		log_error("epoll/signalfd: %s", strerror(-r));
 		return r;
 	}
+	/* the pages an export's fork write-protected are re-armed until an
+	 * event waits (export_writer.h) */
+	export_writer_watch(d->xw, d->epfd);
 	/* Requests are answered in the loop, after the resync below. */
 	r = daemon_nri_open(&d->cfg, d->ctl, d->epfd, &d->nri);
 	if (r < 0)

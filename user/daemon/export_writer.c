@@ -16,12 +16,14 @@
 #include <unistd.h>
 #include "export_writer.h"
 #include "user/base/clock.h"
+#include "user/base/prefault.h"
 
 struct export_writer {
 	pid_t pid;			/* the running child; 0 = none */
 	uint64_t fork_ns;		/* its fork()'s time in the parent */
 	int pidfd;			/* its pidfd; -1 = none */
 	struct export_result *shared;	/* MAP_SHARED: the child writes it */
+	int watch_fd;			/* the loop's: stops the re-arming; -1 none */
 };
 
 int export_writer_new(struct export_writer **ret)
@@ -39,6 +41,7 @@ int export_writer_new(struct export_writer **ret)
 		return r;
 	}
 	w->pidfd = -1;
+	w->watch_fd = -1;
 	*ret = w;
 	return 0;
 }
@@ -96,6 +99,10 @@ int export_writer_start(struct export_writer *w, export_job_fn fn, void *ctx)
 
 	if (w->pid > 0)
 		return -EBUSY;
+	/* For benchmarks only: no child, the caller exports on the loop (the
+	 * fork's copy-on-write faults against the export's own time). */
+	if (getenv("CPUSETD_EXPORT_INLINE"))
+		return -ENOTSUP;
 	memset(w->shared, 0, sizeof(*w->shared));
 	w->fork_ns = clock_ns(CLOCK_MONOTONIC);
 	pid = fork();
@@ -116,6 +123,26 @@ int export_writer_start(struct export_writer *w, export_job_fn fn, void *ctx)
 	return 0;
 }
 
+void export_writer_watch(struct export_writer *w, int fd)
+{
+	w->watch_fd = fd;
+}
+
+/* The child is gone: the pages it shared are the loop's alone again, but
+ * still write-protected (prefault.h). Made writable now, while the loop
+ * has nothing to do, rather than one fault at a time in the next resize.
+ * CPUSETD_EXPORT_NO_REARM=1 leaves them (benchmarks only). */
+static void rearm(struct export_writer *w, struct export_result *ret)
+{
+	uint64_t t0;
+
+	if (getenv("CPUSETD_EXPORT_NO_REARM"))
+		return;
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	ret->rearm = prefault_writable(w->watch_fd, &ret->rearm_pages);
+	ret->rearm_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+}
+
 int export_writer_reap(struct export_writer *w, unsigned wait_ms, struct export_result *ret)
 {
 	struct pollfd pfd;
@@ -133,6 +160,7 @@ int export_writer_reap(struct export_writer *w, unsigned wait_ms, struct export_
 	close(w->pidfd);
 	w->pidfd = -1;
 	w->pid = 0;
+	rearm(w, ret);
 	return 1;
 }
 

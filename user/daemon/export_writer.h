@@ -11,7 +11,10 @@
  * of its page tables, where a thread would need a deep copy of every
  * record (~8 KB each) on the loop. The price is copy-on-write faults for
  * the pages the loop writes while a child lives (redis's BGSAVE makes
- * the same trade).
+ * the same trade), and, after it, one fault for each page the loop
+ * writes first, unless re-armed: export_writer_reap does that while the
+ * loop is idle (user/base/prefault.h; ~1.7 µs per resized container
+ * saved at N = 500, BENCHMARKS.md "The suspects, measured").
  *
  * One child at a time. The loop starts one (export_writer_start) and
  * goes on; the child's pidfd becomes readable when it exits, and the
@@ -40,6 +43,11 @@ struct export_result {
 	uint64_t took_ns;	/* the child's time from fork to done (CLOCK_MONOTONIC) */
 	uint64_t fork_ns;	/* the loop's time in fork(): what the export costs it */
 	bool done;		/* the child got to the end (else it died) */
+	/* the loop's pages re-armed after the child (export_writer_reap):
+	 * prefault_writable's return, its pages and its time */
+	int rearm;
+	size_t rearm_pages;
+	uint64_t rearm_ns;
 };
 
 /* The child's work: fill ret from ctx. Runs in the child only. */
@@ -58,6 +66,14 @@ int export_writer_new(struct export_writer **ret);
  */
 int export_writer_free(struct export_writer *w, unsigned wait_ms);
 
+/*
+ * The loop's poll fd (its epoll fd): readable when an event waits. Once a
+ * child is reaped, the loop's pages it write-protected are made writable
+ * again (prefault.h) until this fd is readable; -1 (the default): to the
+ * end. Cannot fail.
+ */
+void export_writer_watch(struct export_writer *w, int fd);
+
 /* Whether a child is running (its results not yet reaped). Cannot fail. */
 bool export_writer_busy(const struct export_writer *w);
 
@@ -74,7 +90,8 @@ int export_writer_start(struct export_writer *w, export_job_fn fn, void *ctx);
 
 /*
  * Collects the child when it has exited: *ret its results (done false
- * when it was killed or crashed). Returns 1 when reaped (the pidfd is
+ * when it was killed or crashed), then re-arms the loop's pages
+ * (export_writer_watch; ret->rearm*). Returns 1 when reaped (the pidfd is
  * closed: no longer busy), 0 when it still runs (or none runs).
  * wait_ms: how long to wait for it (0 = not at all). Cannot fail.
  */
