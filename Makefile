@@ -7,7 +7,7 @@
 #                   VM_TESTS="test_a test_b" runs a subset
 #   make demo       the main job on real runc containers; run as root
 #                   (check, demo and bench first install missing packages)
-#   make bench      the resize, allocation, telemetry, write-hook, NRI wire, live NRI and CRI create+start benchmarks (tools/bench-*)
+#   make bench      the resize, allocation, telemetry, write-hook, NRI wire, live NRI and CRI create+start benchmarks (tools/bench/)
 #   make bench-telemetry  the telemetry's cost alone; BENCH_LOADED=1 beside stress-ng
 #   make fuzz       every libFuzzer harness (tests/fuzz), FUZZ_SECONDS each (default 60);
 #                   FUZZ="cpulist meta" runs a subset
@@ -79,7 +79,7 @@ CTL_OBJS := $(patsubst %.c,$(OUT)/obj/%.o,$(CTL_SRCS))
 TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 
 # Benchmark-only BPF objects, loaded by build/bench-bpf-load for
-# tools/bench-telemetry.sh: the empty sched_switch program (the floor),
+# tools/bench/telemetry.sh: the empty sched_switch program (the floor),
 # and the telemetry with parts of its switch path left out, NAME:TEL_SKIP
 # (the bits are in bpf/telemetry.bpf.c; 0x100 = the basic level's program).
 TEL_VARIANTS := full:0 no-clock:0x01 no-flags:0x02 no-ident:0x04 no-cache:0x08 \
@@ -106,7 +106,7 @@ $(OUT)/%.bpf.o: bpf/%.bpf.c bpf/*.h maps/cpusetd.h $(OUT)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUT)/bench/empty.bpf.o: tools/bench-empty.bpf.c $(OUT)/vmlinux.h
+$(OUT)/bench/empty.bpf.o: tools/bench/empty.bpf.c $(OUT)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -165,15 +165,15 @@ $(OUT)/cpusetctl: $(CTL_OBJS) $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
 
-$(OUT)/bench-resize: $(OUT)/obj/tools/bench-resize.o $(OUT)/libcpusetd.a
+$(OUT)/bench-resize: $(OUT)/obj/tools/bench/resize.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
 
-$(OUT)/bench-alloc: $(OUT)/obj/tools/bench-alloc.o $(OUT)/libcpusetd.a
+$(OUT)/bench-alloc: $(OUT)/obj/tools/bench/alloc.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
 
-$(OUT)/bench-bpf-load: $(OUT)/obj/tools/bench-bpf-load.o
+$(OUT)/bench-bpf-load: $(OUT)/obj/tools/bench/bpf-load.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ -lbpf -lelf -lz
 
@@ -189,7 +189,7 @@ $(OUT)/bench-nri: $(OUT)/obj/tests/nri/bench_nri.o $(OUT)/libcpusetd.a
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
 $(OUT)/obj/tests/nri/bench_nri.o: $(NRI_GEN_H)
 # A test runtime of ours that speaks NRI to the live daemon (tests/nri/nri_runtime.c,
-# driven by tools/bench-nri-live.sh).
+# driven by tools/bench/nri-live.sh).
 $(OUT)/nri-runtime: $(OUT)/obj/tests/nri/nri_runtime.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
@@ -272,17 +272,17 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(OUT)/bench-alloc
-	$(Q)tools/bench-resize.sh $(OUT)
-	$(Q)tools/bench-telemetry.sh $(OUT)
-	$(Q)tools/bench-write-hook.sh $(OUT)
+	$(Q)tools/bench/resize.sh $(OUT)
+	$(Q)tools/bench/telemetry.sh $(OUT)
+	$(Q)tools/bench/write-hook.sh $(OUT)
 	$(Q)$(OUT)/bench-nri
-	$(Q)tools/bench-nri-live.sh $(OUT)
-	$(Q)CRI_CONTAINERD=2.x tools/bench-cri.sh $(OUT) 100
+	$(Q)tools/bench/nri-live.sh $(OUT)
+	$(Q)CRI_CONTAINERD=2.x tools/bench/cri.sh $(OUT) 100
 
-# BENCH_ROUNDS (default 9), BENCH_LOADED=1 and the rest: tools/bench-telemetry.sh.
+# BENCH_ROUNDS (default 9), BENCH_LOADED=1 and the rest: tools/bench/telemetry.sh.
 bench-telemetry: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tools/bench-telemetry.sh $(OUT) $(BENCH_ROUNDS)
+	$(Q)tools/bench/telemetry.sh $(OUT) $(BENCH_ROUNDS)
 
 # Man pages (tools/man/gen-man.py): the option, command and key sections
 # are rendered from the built programs' --help texts and the shipped

@@ -75,7 +75,7 @@ const volatile __u64 cache_ttl_ns = 4ULL * 1000 * 1000;	/* see cg_cache; 4 ms */
 
 /*
  * Benchmark knobs: TEL_SKIP is a mask of parts of the sched_switch path
- * left out, for the variants tools/bench-telemetry.sh weighs against an
+ * left out, for the variants tools/bench/telemetry.sh weighs against an
  * empty program (build/bench/telemetry-*.bpf.o, Makefile TEL_VARIANTS;
  * BENCHMARKS.md "BPF telemetry overhead"). The daemon's object is built
  * with 0, and the compiler drops every test. A variant's figures are

@@ -53,11 +53,11 @@ SOURCE_DIRS = ('user', 'cgroupfs', 'tools')
 # cpusetctl's sources are all of tools/cpusetctl/ (the Makefile builds
 # build/cpusetctl from them); what ships or installs cpusetd (the Debian
 # package, the OCI image, the DaemonSet) is tools/packaging/; what a build
-# or test host needs installed (make deps) is tools/deps/. The benchmarks
-# still sit at the top (they move to tools/bench/ next).
+# or test host needs installed (make deps) is tools/deps/; the benchmarks
+# (make bench; their figures are in BENCHMARKS.md) are tools/bench/.
 TOOL_ROOMS = {
-    'tools': ['README.md', 'check-layout.py', 'demo.sh', 'verify-unit.sh',
-              'bench-*.c', 'bench-*.sh'],
+    'tools': ['README.md', 'check-layout.py', 'demo.sh', 'verify-unit.sh'],
+    'tools/bench': ['*.c', '*.sh'],
     'tools/cpusetctl': ['cpusetctl.c', 'ctl.h', 'ctl_*.c', 'ctl_*.h'],
     'tools/deps': ['deps.sh', 'deps-*.sh'],
     'tools/man': ['*.in', '*.py'],

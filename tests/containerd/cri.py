@@ -238,7 +238,7 @@ def container_config(a, sbx, attempt, term):
 def cmd_run_container(c, a):
     """One JSON line per attempt: id, termination (the host file),
     started, error, create_ms and start_ms (each call's round trip, for
-    tools/bench-cri.sh), and with --wait-exit the status it exited with.
+    tools/bench/cri.sh), and with --wait-exit the status it exited with.
     Attempts are sequential, each after the previous one exited (as
     kubelet restarts a container)."""
     pod_id, sbx = load_pod(a.state, a.pod)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * bench-bpf-load: loads a BPF object's programs, attaches them and holds
- * them until SIGTERM/SIGINT. tools/bench-telemetry.sh uses it for the
+ * them until SIGTERM/SIGINT. tools/bench/telemetry.sh uses it for the
  * empty sched_switch program (its floor) and for the telemetry variants
  * built with one part left out (build/bench/telemetry-*.bpf.o), so each
  * runs under the same load and bpf_stats as the daemon's programs.

@@ -16,8 +16,8 @@
 # less those without cpusetd (and less those with the null plugin), and
 # as the median of the blocks' p50 differences; then cpusetd's own time per CreateContainer, from its
 # cpusetd_nri_request_seconds histogram. Root; `make deps` for 1.7 and 2.x.
-#   [CRI_CONTAINERD=1.6|1.7|2.x] [BLOCKS=5] tools/bench-cri.sh [BUILD_DIR] [N]
-cd "$(dirname "$0")/.." || exit 1
+#   [CRI_CONTAINERD=1.6|1.7|2.x] [BLOCKS=5] tools/bench/cri.sh [BUILD_DIR] [N]
+cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}
 N=${2:-20}
 BLOCKS=${BLOCKS:-5}

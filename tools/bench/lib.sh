@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Shared by the benchmarks that run the daemon beside a load
-# (bench-telemetry.sh, bench-write-hook.sh). Source it after setting:
+# (telemetry.sh, write-hook.sh). Source it after setting:
 #   out  the build dir;  work  a scratch dir;  pin  a bpffs pin dir that
 #   is not the node's. The daemon gets a kubepods root that does not
 #   exist: it places nothing and touches no cgroup, while its BPF programs

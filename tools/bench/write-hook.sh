@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Cost of the foreign-write hooks on every write(2) of the node, in one run:
-#   tools/bench-write-hook.sh [BUILD_DIR] [ROUNDS]
+#   tools/bench/write-hook.sh [BUILD_DIR] [ROUNDS]
 # Where the kernel offers neither fexit nor kprobes, cpusetd catches
 # cpuset writes with a fanotify mark on the cpuset filesystem (nothing
 # runs for a write elsewhere) or, with fanotify off (CPUSETD_NO_FANOTIFY),
@@ -18,13 +18,13 @@ set -u
 out=${1:-build}
 rounds=${2:-7}
 n=1000000
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 [ "$(id -u)" = 0 ] || { echo "bench-write-hook: needs root" >&2; exit 1; }
 [ -x "$out/cpusetd" ] || { echo "bench-write-hook: $out/cpusetd not built" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/cpusetd-bench-wh.XXXXXX)
 pin=/sys/fs/bpf/cpusetd-bench-wh-$$	# not the node's pin dir
-. tools/bench-lib.sh
+. tools/bench/lib.sh
 cleanup() {
 	bench_daemon_off
 	rm -rf "$work" "$pin"

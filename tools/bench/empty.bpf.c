@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The floor of tools/bench-telemetry.sh: a sched_switch program that
+ * The floor of tools/bench/telemetry.sh: a sched_switch program that
  * returns at once. Attached beside the telemetry in the same bpf_stats
  * runs, its ns/run is what any tp_btf program on sched_switch costs on
  * this host (the trampoline, bpf_stats' own two clock reads); the
  * telemetry's figure is quoted as a ratio to it. Loaded by
- * tools/bench-bpf-load.c; built only for the benchmark.
+ * tools/bench/bpf-load.c; built only for the benchmark.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

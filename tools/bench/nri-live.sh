@@ -21,12 +21,12 @@
 #      sees it, and the daemon's own time from its .prom.
 # Each figure is one line with its target beside it; a failed scene
 # exits non-zero and prints none. Root.
-#   tools/bench-nri-live.sh [BUILD_DIR]    (SYNC_N, SYNC_REPS, CREATE_N, ROUNDS;
+#   tools/bench/nri-live.sh [BUILD_DIR]    (SYNC_N, SYNC_REPS, CREATE_N, ROUNDS;
 #                                           ROUNDS=0: the Synchronize alone,
 #                                           SYNC_N=0: the creations alone;
 #                                           BENCH_PERF=FILE: perf record of the daemon;
 #                                           BENCH_LOG=FILE: its log of scene 1 kept)
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 IT_OUT=${1:-build}
 SYNC_N=${SYNC_N:-1000}
 SYNC_REPS=${SYNC_REPS:-5}

@@ -12,9 +12,9 @@
 # and stop p50), the daemon's convergence p50 and p99, and the open-fds
 # floor per write of the same invocations.
 #
-#   sudo tools/bench-resize-ab.sh [BUILD_DIR] [N] [ROUNDS] [-- bench-resize args]
-#   sudo tools/bench-resize-ab.sh build 100 3 -- -r 10 -S kubelet -L
-#   ARMS="base inline" tools/bench-resize-ab.sh build 500 3
+#   sudo tools/bench/resize-ab.sh [BUILD_DIR] [N] [ROUNDS] [-- bench-resize args]
+#   sudo tools/bench/resize-ab.sh build 100 3 -- -r 10 -S kubelet -L
+#   ARMS="base inline" tools/bench/resize-ab.sh build 500 3
 #
 # Arms (ARMS= picks some):
 #   base     the daemon as shipped

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Overhead of cpusetd's BPF telemetry on a context-switch-heavy load, in one run:
-#   tools/bench-telemetry.sh [--loaded] [BUILD_DIR] [ROUNDS]
+#   tools/bench/telemetry.sh [--loaded] [BUILD_DIR] [ROUNDS]
 #
 # 1. ROUNDS (default 9) rounds of hackbench (`perf bench sched messaging`
 #    when hackbench is missing), each round running it three ways, in an
@@ -27,7 +27,7 @@
 #    loaded, from bpftool; the median over the runs and its spread. bpf_stats adds two clock reads of its own to every run, so the
 #    throughput rounds run without it.
 #    In each of these runs an empty tp_btf/sched_switch program
-#    (tools/bench-empty.bpf.c, loaded by build/bench-bpf-load) is attached
+#    (tools/bench/empty.bpf.c, loaded by build/bench-bpf-load) is attached
 #    beside the daemon's: the floor any sched_switch program pays here.
 #    The target figure is the ratio telemetry/empty, taken within each run
 #    (same load, same bpf_stats), printed per scene and level as the
@@ -89,7 +89,7 @@ out=${1:-build}
 rounds=${2:-9}
 groups=${BENCH_GROUPS:-4}
 loops=${BENCH_LOOPS:-1500}
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 [ "$(id -u)" = 0 ] || { echo "bench-telemetry: needs root" >&2; exit 1; }
 [ -x "$out/cpusetd" ] || { echo "bench-telemetry: $out/cpusetd not built" >&2; exit 1; }
 [ "$rounds" -ge 0 ] 2>/dev/null || { echo "bench-telemetry: ROUNDS must be >= 0" >&2; exit 1; }
@@ -120,7 +120,7 @@ work=$(mktemp -d /tmp/cpusetd-bench-tel.XXXXXX)
 pin=/sys/fs/bpf/cpusetd-bench-tel-$$	# not the node's pin dir
 stats_old=$(cat /proc/sys/kernel/bpf_stats_enabled)
 stress=
-. tools/bench-lib.sh
+. tools/bench/lib.sh
 LOADERS=()
 cleanup() {
 	loaders_off
