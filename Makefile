@@ -165,7 +165,7 @@ $(OUT)/cpusetctl: $(CTL_OBJS) $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
 
-$(OUT)/bench-resize: $(OUT)/obj/tools/bench/resize.o $(OUT)/libcpusetd.a
+$(OUT)/bench-resize: $(patsubst %,$(OUT)/obj/tools/bench/%.o,resize scene daemon measure report kubelet) $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
 

@@ -57,7 +57,7 @@ SOURCE_DIRS = ('user', 'cgroupfs', 'tools')
 # (make bench; their figures are in BENCHMARKS.md) are tools/bench/.
 TOOL_ROOMS = {
     'tools': ['README.md', 'check-layout.py', 'demo.sh', 'verify-unit.sh'],
-    'tools/bench': ['*.c', '*.sh'],
+    'tools/bench': ['*.c', '*.h', '*.sh'],
     'tools/cpusetctl': ['cpusetctl.c', 'ctl.h', 'ctl_*.c', 'ctl_*.h'],
     'tools/deps': ['deps.sh', 'deps-*.sh'],
     'tools/man': ['*.in', '*.py'],
