@@ -238,12 +238,27 @@ int controller_resync_failed(const struct controller *c)
 	return c->resync_failed;
 }
 
+/* A counter status.json shows moved since the last export. events is
+ * left out: every cgroup event on the node moves it, most change nothing
+ * cpusetd shows, and the next export carries it anyway. Counting paths
+ * need not mark the state dirty themselves (an NRI Synchronize that
+ * finds everything as it was changes only its counter). */
+static bool counters_moved(const struct controller *c)
+{
+	for (unsigned i = 0; i < COUNTERS_N; i++)
+		if (counter_info[i].offset != offsetof(struct cpusetd_counters, events) &&
+		    counter_value(&c->n, i) != counter_value(&c->n_shown, i))
+			return true;
+	return false;
+}
+
 bool controller_dirty(const struct controller *c)
 {
-	return c->dirty;
+	return c->dirty || counters_moved(c);
 }
 
 void controller_exported(struct controller *c, bool dirty)
 {
 	c->dirty = dirty;
+	c->n_shown = c->n;
 }

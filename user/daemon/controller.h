@@ -83,7 +83,8 @@ int controller_reconfigure(struct controller *c, const struct cpusetd_config *ol
 /* The -errno of the last resync when it failed, 0 when the last worked. */
 int controller_resync_failed(const struct controller *c);
 
-/* A placement or a listed error changed since controller_exported. */
+/* A placement, a listed error or a counter (but events) changed since
+ * controller_exported. */
 bool controller_dirty(const struct controller *c);
 
 /* Marks everything as exported (after status.json and the .prom); or,

@@ -147,6 +147,7 @@ struct controller {
 	struct strmap *by_id;		/* its indexes (controller_table.c): container */
 	struct strmap *by_cgroup;	/* id, cgroup id in hex -> the same container */
 	struct cpusetd_counters n;	/* counters.h */
+	struct cpusetd_counters n_shown;	/* n as last exported (controller_dirty) */
 	uint64_t admission_errors[POLICY_ERR__COUNT];	/* by reason, once per container */
 	struct latency_hist conv_hist;
 	uint64_t conv_ns[STATUS_RECENT];	/* convergence samples, ring */

@@ -99,7 +99,7 @@ int controller_snapshot(const struct controller *c, struct snapshot *ret)
 		.conv_phase_ring = { c->conv_phase_ns[0], c->conv_phase_ns[1],
 				     c->conv_phase_ns[2], c->conv_phase_ns[3] },
 		.conv_phase_hist = c->conv_phase_hist,
-		.dirty = c->dirty,
+		.dirty = controller_dirty(c),
 		/* read at every export: a reload of these applies at once */
 		.prom_containers = prom_containers(c->cfg),
 		.rq_bounds_us = c->cfg->rq_buckets_us,
