@@ -89,6 +89,33 @@ static inline void write_ini(const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
+/* A line of cpusetd.conf and a part of the one error line it must give. */
+struct bad_line {
+	const char *line, *err;
+};
+
+/*
+ * Each of bad[0..n) alone in the file: the load fails with -EINVAL and
+ * says "FILE:1: KEY: " (KEY as the line spells it) and bad[i].err.
+ */
+static inline void assert_bad_lines(const struct bad_line *bad, size_t n)
+{
+	const char *plain[] = { "--config", ini, NULL };
+	struct cpusetd_config c;
+	char text[256], want[256];
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(text, sizeof(text), "%s\n", bad[i].line);
+		write_ini(text);
+		assert_int_equal(load(&c, plain), -EINVAL);
+		snprintf(want, sizeof(want), "%s:1: %.*s: ", ini, (int)strcspn(bad[i].line, " "),
+			 bad[i].line);
+		if (!strstr(err, want) || !strstr(err, bad[i].err))
+			fail_msg("%s: error \"%s\" lacks \"%s\" or \"%s\"", bad[i].line, err, want,
+				 bad[i].err);
+	}
+}
+
 static inline int setup(void **state)
 {
 	(void)state;
