@@ -27,7 +27,8 @@ import sys
 # bottom: base <- cgroupfs, topo, meta <- alloc <- policy <- config <-
 # daemon -> export; telemetry and the BPF loaders beside it; nri (the
 # NRI wire layer) on base and meta, used by daemon (and by config, for
-# its defaults). maps/ is the
+# its defaults). Beside the daemon, under it: reject (termination
+# messages) and process (the daemon's lock and own scheduling). maps/ is the
 # BPF ABI, open to all.
 ALLOWED = {
     'base': set(),
@@ -42,8 +43,11 @@ ALLOWED = {
     'bpf': {'base', 'telemetry'},
     'export': {'base', 'topo', 'meta', 'alloc', 'policy', 'telemetry'},
     'nri': {'base', 'meta'},
+    'reject': {'base', 'meta'},
+    'process': {'base', 'config'},
     'daemon': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
-               'config', 'telemetry', 'bpf', 'export', 'host', 'nri'},
+               'config', 'telemetry', 'bpf', 'export', 'host', 'nri',
+               'reject', 'process'},
     'tools': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
               'config', 'telemetry', 'export'},
 }

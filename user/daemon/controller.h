@@ -127,7 +127,7 @@ int controller_handle(struct controller *c, const struct cpusetd_event *ev);
 
 /*
  * Rejections waiting on something (controller_reject.c): a termination
- * message on the writer thread (controller_message.c, reject_writer.h;
+ * message on the writer thread (controller_message.c, user/reject/reject_writer.h;
  * never written by the loop), or a container that resync found looking
  * like a runtime's init stage (killed if it has not exec'd in 10 s).
  * controller_messages_fd: an fd for the loop's epoll set, readable when

@@ -41,10 +41,10 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 #include "user/base/log.h"
+#include "user/process/self_sched.h"
 #include "user/topo/hotplug.h"
 #include "daemon_internal.h"
 #include "release.h"
-#include "self_sched.h"
 
 /*
  * Re-reads the topology (online set from sysfs; what it cannot tell about

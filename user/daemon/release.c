@@ -15,13 +15,13 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
-#include "instance_lock.h"
-#include "release.h"
-#include "release_internal.h"
 #include "user/base/files.h"
 #include "user/base/log.h"
 #include "user/base/strmap.h"
 #include "user/host/host.h"
+#include "user/process/instance_lock.h"
+#include "release.h"
+#include "release_internal.h"
 
 /* --- the lock ---------------------------------------------------------------- */
 
