@@ -28,7 +28,9 @@ import sys
 # daemon -> export; telemetry and the BPF loaders beside it; nri (the
 # NRI wire layer) on base and meta, used by daemon (and by config, for
 # its defaults). Beside the daemon, under it: reject (termination
-# messages) and process (the daemon's lock and own scheduling). maps/ is the
+# messages), process (the daemon's lock and own scheduling), release
+# (cpusetd --release; the one answer it needs from the controller comes
+# in as a function, never by a call into daemon/). maps/ is the
 # BPF ABI, open to all.
 ALLOWED = {
     'base': set(),
@@ -45,9 +47,10 @@ ALLOWED = {
     'nri': {'base', 'meta'},
     'reject': {'base', 'meta'},
     'process': {'base', 'config'},
+    'release': {'base', 'cgroupfs', 'topo', 'config', 'host', 'process'},
     'daemon': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
                'config', 'telemetry', 'bpf', 'export', 'host', 'nri',
-               'reject', 'process'},
+               'reject', 'process', 'release'},
     'tools': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
               'config', 'telemetry', 'export'},
 }

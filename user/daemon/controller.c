@@ -20,6 +20,7 @@
  *   controller_nri.c       NRI's requests: placement at CreateContainer
  *   controller_nri_book.c  NRI's records by container id, and the mkdir of a
  *                          container NRI placed (confirmed) or never saw
+ *   controller_release.c   cpusetd --release's question: who is exclusive
  */
 #include <errno.h>
 #include <stdio.h>

@@ -240,10 +240,10 @@ static void summary(const struct release *rl)
 		rl->quotas, rl->marks, rl->iso, rl->iso_restored, rl->pins);
 }
 
-int release_run(const struct cpusetd_config *cfg)
+int release_run(const struct cpusetd_config *cfg, release_exclusive_fn exclusive)
 {
 	struct instance_lock l = { .state_fd = -1, .pin_fd = -1 };
-	struct release rl = { .cfg = cfg, .iso = "nothing recorded" };
+	struct release rl = { .cfg = cfg, .exclusive = exclusive, .iso = "nothing recorded" };
 	int code = lock(cfg, &l);
 
 	if (code)
