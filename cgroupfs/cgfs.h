@@ -286,6 +286,17 @@ int cgfs_quota_format(int64_t quota_us, uint64_t period_us, char *buf, size_t le
  * or -EINVAL (outputs untouched). Pure. */
 int cgfs_quota_parse(const char *text, size_t len, int64_t *quota_us, uint64_t *period_us);
 
+/* The quota a pod gets back (in pod_period_us units) when cpusetd puts
+ * back the limit it lifted: kubelet's own value saved_us /
+ * saved_period_us (its sum of the containers' limits plus pod overhead),
+ * raised to the sum of the n containers' limits (quota_us[i] /
+ * period_us[i]) when every one has one, so a resize since then is
+ * covered and v1 accepts it (no child above its parent). Returns the
+ * quota in µs, > 0; -EINVAL when no value is known. Pure. */
+int64_t cgfs_quota_pod_restore_us(int64_t saved_us, uint64_t saved_period_us,
+				  uint64_t pod_period_us, const int64_t *quota_us,
+				  const uint64_t *period_us, size_t n);
+
 /*
  * cgroup id of path in the cpuset hierarchy (the kernfs node id, as the
  * cgroup tracepoints report it; equal to stat(2) st_ino). On v1/hybrid this

@@ -10,6 +10,10 @@
  * as long as the cgroup lives (systemd keeps trusted.invocation_id there
  * the same way), so it survives a crash of the daemon and goes away with
  * the cgroup, and only CAP_SYS_ADMIN can set it.
+ *
+ * The quota a pod gets back (cgfs_quota_pod_restore_us) is here too,
+ * pure: the daemon (controller_quota.c) and cpusetd --release
+ * (user/release) put limits back by the same rule.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -152,4 +156,32 @@ int cgfs_quota_saved_clear(struct cgfs *cg, const char *path)
 	if (r == -ENODATA)
 		return 0;
 	return r == -ENODEV ? -ENOENT : r;
+}
+
+/* q / p µs per period, in pod_p periods, rounded up (a pod never below). */
+static int64_t scale_us(int64_t q, uint64_t p, uint64_t pod_p)
+{
+	return (int64_t)(((uint64_t)q * pod_p + p - 1) / p);
+}
+
+int64_t cgfs_quota_pod_restore_us(int64_t saved_us, uint64_t saved_period_us,
+				  uint64_t pod_period_us, const int64_t *quota_us,
+				  const uint64_t *period_us, size_t n)
+{
+	int64_t best = 0, sum = 0;
+
+	if (!pod_period_us)
+		return -EINVAL;
+	if (saved_us > 0 && saved_period_us)
+		best = scale_us(saved_us, saved_period_us, pod_period_us);
+	for (size_t i = 0; i < n; i++) {
+		if (quota_us[i] <= 0 || !period_us[i]) {
+			sum = 0;	/* one without a limit: kubelet sets none */
+			break;
+		}
+		sum += scale_us(quota_us[i], period_us[i], pod_period_us);
+	}
+	if (sum > best)
+		best = sum;
+	return best > 0 ? best : -EINVAL;
 }

@@ -27,7 +27,10 @@ import sys
 # bottom: base <- cgroupfs, topo, meta <- alloc <- policy <- config <-
 # daemon -> export; telemetry and the BPF loaders beside it; nri (the
 # NRI wire layer) on base and meta, used by daemon (and by config, for
-# its defaults). maps/ is the
+# its defaults). Beside the daemon, under it: reject (termination
+# messages), process (the daemon's lock and own scheduling), release
+# (cpusetd --release; the one answer it needs from the controller comes
+# in as a function, never by a call into daemon/). maps/ is the
 # BPF ABI, open to all.
 ALLOWED = {
     'base': set(),
@@ -42,8 +45,12 @@ ALLOWED = {
     'bpf': {'base', 'telemetry'},
     'export': {'base', 'topo', 'meta', 'alloc', 'policy', 'telemetry'},
     'nri': {'base', 'meta'},
+    'reject': {'base', 'meta'},
+    'process': {'base', 'config'},
+    'release': {'base', 'cgroupfs', 'topo', 'config', 'host', 'process'},
     'daemon': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
-               'config', 'telemetry', 'bpf', 'export', 'host', 'nri'},
+               'config', 'telemetry', 'bpf', 'export', 'host', 'nri',
+               'reject', 'process', 'release'},
     'tools': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
               'config', 'telemetry', 'export'},
 }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The exports are written off the event loop (user/daemon/export_writer.h):
+# The exports are written off the event loop (user/export/export_writer.h):
 # with the .prom file's directory on a frozen filesystem (ext4 on a loop
 # device, fsfreeze), where every write of it blocks in the kernel, the
 # daemon still places and resizes at once; what changed meanwhile (a

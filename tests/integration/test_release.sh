@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# cpusetd --release (user/daemon/release.h) on this real v1 kernel, with
+# cpusetd --release (user/release/release.h) on this real v1 kernel, with
 # real runc containers, after the daemon was killed with -9 (nothing of
 # it gave anything back):
 #   - shared containers and sandboxes get their parent's set again, the

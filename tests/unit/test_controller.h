@@ -156,19 +156,6 @@ static inline void mkcg(struct fx *f, const char *cgroup, const char *cpus_, con
 	put(f->cpu, cgroup, "cpu.cfs_period_us", path);
 }
 
-static inline int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static inline void rm_tree(const char *path)
-{
-	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static inline void set_tasks(struct fx *f, const struct ct *ct, bool running)
 {
 	char pid[32];
@@ -236,9 +223,9 @@ static inline void remove_ct(struct fx *f, const struct ct *ct)
 	char path[PATH_MAX * 2];
 
 	snprintf(path, sizeof(path), "%s%s", f->cpuset, ct->path);
-	rm_tree(path);
+	tl_rm_tree(path);
 	snprintf(path, sizeof(path), "%s%s", f->cpu, ct->path);
-	rm_tree(path);		/* v2: the same directory, gone already */
+	tl_rm_tree(path);		/* v2: the same directory, gone already */
 }
 
 /* ------------------------------------------------------------ events */
@@ -427,7 +414,7 @@ static inline int teardown(void **state)
 	topo_free(f->topo);
 	kern.len = 0;
 	kern.v2 = false;
-	rm_tree(f->dir);
+	tl_rm_tree(f->dir);
 	free(f);
 	return 0;
 }
@@ -522,26 +509,14 @@ static inline uint64_t plan_builds(const struct fx *f)
 
 static inline int group_setup(void **state)
 {
-	const char *lvl = getenv("CPUSETD_TEST_LOG");
-
 	(void)state;
-	/* Quiet unless asked: the refusals tested here are logged errors. */
-	if (!lvl || log_parse_level(lvl, &log_max_level) < 0)
-		log_max_level = LOG_CRIT;
-	if (!mkdtemp(snapdir))
-		return -1;
-	if (tl_extract_snapshot(SNAP, snapdir) < 0) {
-		rm_tree(snapdir);
-		return -1;
-	}
-	snprintf(sysfs, sizeof(sysfs), "%s/" SNAP "/sys", snapdir);
-	return 0;
+	return tl_snapshot_group_setup(SNAP, snapdir, sysfs, sizeof(sysfs));
 }
 
 static inline int group_teardown(void **state)
 {
 	(void)state;
-	rm_tree(snapdir);
+	tl_rm_tree(snapdir);
 	return 0;
 }
 

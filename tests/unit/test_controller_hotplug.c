@@ -46,7 +46,7 @@ static struct topology *topo_offline(struct fx *f, int cpu)
 	snprintf(cpudir, sizeof(cpudir), "%s/devices/system/cpu/cpu%d", dir, cpu);
 	put(cpudir, "", "online", "0\n");
 	snprintf(cmd, sizeof(cmd), "%s/topology", cpudir);
-	rm_tree(cmd);
+	tl_rm_tree(cmd);
 	assert_int_equal(topo_read(dir, &t), 0);
 	topo_inherit(t, f->topo);
 	return t;

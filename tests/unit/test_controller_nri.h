@@ -170,19 +170,6 @@ static inline void mkcg(struct fx *f, const char *cgroup, const char *cpus, cons
 	put(f->cpu, cgroup, "cpu.cfs_period_us", path);
 }
 
-static inline int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static inline void rm_tree(const char *path)
-{
-	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static inline uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -405,32 +392,21 @@ static inline int teardown(void **state)
 	cgfs_free(f->cg);
 	topo_free(f->topo);
 	kern.len = 0;
-	rm_tree(f->dir);
+	tl_rm_tree(f->dir);
 	free(f);
 	return 0;
 }
 
 static inline int group_setup(void **state)
 {
-	const char *lvl = getenv("CPUSETD_TEST_LOG");
-
 	(void)state;
-	if (!lvl || log_parse_level(lvl, &log_max_level) < 0)
-		log_max_level = LOG_CRIT;
-	if (!mkdtemp(snapdir))
-		return -1;
-	if (tl_extract_snapshot(SNAP, snapdir) < 0) {
-		rm_tree(snapdir);
-		return -1;
-	}
-	snprintf(sysfs, sizeof(sysfs), "%s/" SNAP "/sys", snapdir);
-	return 0;
+	return tl_snapshot_group_setup(SNAP, snapdir, sysfs, sizeof(sysfs));
 }
 
 static inline int group_teardown(void **state)
 {
 	(void)state;
-	rm_tree(snapdir);
+	tl_rm_tree(snapdir);
 	return 0;
 }
 

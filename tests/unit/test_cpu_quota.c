@@ -56,19 +56,19 @@ static void test_pod_restore(void **state)
 
 	(void)state;
 	/* kubelet's own value when nothing changed (it may include overhead) */
-	assert_int_equal(quota_pod_restore_us(170000, 100000, 100000, q, p, 2), 170000);
+	assert_int_equal(cgfs_quota_pod_restore_us(170000, 100000, 100000, q, p, 2), 170000);
 	/* raised to the containers' sum after a resize grew them */
-	assert_int_equal(quota_pod_restore_us(100000, 100000, 100000, q, p, 2), 150000);
+	assert_int_equal(cgfs_quota_pod_restore_us(100000, 100000, 100000, q, p, 2), 150000);
 	/* periods differ: everything in the pod's period, rounded up */
-	assert_int_equal(quota_pod_restore_us(0, 0, 100000, q, p, 3), 350000);
-	assert_int_equal(quota_pod_restore_us(10000, 10000, 100000, q, p, 1), 100000);
+	assert_int_equal(cgfs_quota_pod_restore_us(0, 0, 100000, q, p, 3), 350000);
+	assert_int_equal(cgfs_quota_pod_restore_us(10000, 10000, 100000, q, p, 1), 100000);
 	/* one container without a limit: kubelet sets none, the saved one stands */
 	q[1] = -1;
-	assert_int_equal(quota_pod_restore_us(120000, 100000, 100000, q, p, 2), 120000);
-	assert_int_equal(quota_pod_restore_us(0, 0, 100000, q, p, 2), -EINVAL);
+	assert_int_equal(cgfs_quota_pod_restore_us(120000, 100000, 100000, q, p, 2), 120000);
+	assert_int_equal(cgfs_quota_pod_restore_us(0, 0, 100000, q, p, 2), -EINVAL);
 	/* nothing known, or no period */
-	assert_int_equal(quota_pod_restore_us(0, 0, 100000, q, p, 0), -EINVAL);
-	assert_int_equal(quota_pod_restore_us(100000, 100000, 0, q, p, 1), -EINVAL);
+	assert_int_equal(cgfs_quota_pod_restore_us(0, 0, 100000, q, p, 0), -EINVAL);
+	assert_int_equal(cgfs_quota_pod_restore_us(100000, 100000, 0, q, p, 1), -EINVAL);
 }
 
 /* ---- the mark's text ------------------------------------------------------------ */

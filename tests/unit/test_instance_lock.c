@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The files cpusetd trusts in its state dir (issue 22, L5): the instance
- * lock file (user/daemon/instance_lock.c), which we write our PID into,
+ * lock file (user/process/instance_lock.c), which we write our PID into,
  * must be a regular file of ours with one link, never a symlink (nothing
  * is created or written through one); the state dir itself must be a
  * directory of ours that no group or other user may write
@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "user/base/files.h"
-#include "user/daemon/instance_lock.h"
+#include "user/process/instance_lock.h"
 
 #define TARGET	"precious\n"
 

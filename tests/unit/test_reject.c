@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "user/daemon/reject.h"
+#include "user/reject/reject.h"
 #include "user/meta/termination.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))

@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "user/base/clock.h"
-#include "user/daemon/reject_writer.h"
+#include "user/reject/reject_writer.h"
 
 /* Jobs whose msg is "block" wait for a byte on gate[0]; every job
  * records that it ran, on which thread, with which signal mask. */

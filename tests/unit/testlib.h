@@ -6,11 +6,13 @@
 #ifndef CPUSETD_TESTLIB_H
 #define CPUSETD_TESTLIB_H
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "user/alloc/alloc_topo.h"
 #include "user/base/cpumask.h"
+#include "user/base/log.h"
 
 /* A heap alloc_topo_generate() topology (free() it). */
 static inline struct alloc_topo *tl_generate(unsigned sockets, unsigned nodes_per_socket,
@@ -69,6 +71,47 @@ static inline int tl_extract_snapshot(const char *name, const char *dir)
 		     tl_fixtures(), name, dir) >= (int)sizeof(cmd))
 		return -1;
 	return system(cmd) == 0 ? 0 : -1;
+}
+
+static inline int tl_rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Removes path and everything below it, children first, never following
+ * a symlink. Best effort (a test's own temporary tree): what cannot be
+ * removed stays. */
+static inline void tl_rm_tree(const char *path)
+{
+	nftw(path, tl_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * A cmocka group setup over the sysfs snapshot NAME, whose tarball's top
+ * directory is NAME too: logs quiet (LOG_CRIT) unless $CPUSETD_TEST_LOG
+ * names a level (log_parse_level), since the refusals tested are logged
+ * errors; dir_template ("/tmp/...XXXXXX", rewritten by mkdtemp) then
+ * holds the snapshot, and ret_sysfs (len bytes) its /sys. Returns 0, or
+ * -1 (the directory removed again) so that cmocka fails the group.
+ */
+static inline int tl_snapshot_group_setup(const char *name, char *dir_template,
+					  char *ret_sysfs, size_t len)
+{
+	const char *lvl = getenv("CPUSETD_TEST_LOG");
+
+	if (!lvl || log_parse_level(lvl, &log_max_level) < 0)
+		log_max_level = LOG_CRIT;
+	if (!mkdtemp(dir_template))
+		return -1;
+	if (tl_extract_snapshot(name, dir_template) < 0) {
+		tl_rm_tree(dir_template);
+		return -1;
+	}
+	snprintf(ret_sysfs, len, "%s/%s/sys", dir_template, name);
+	return 0;
 }
 
 #endif

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# cpusetd --release on pure cgroup v2 (user/daemon/release.h), after a
+# cpusetd --release on pure cgroup v2 (user/release/release.h), after a
 # kill -9: the Burstable QoS slice, which the planner narrowed to the
 # shared pool, inherits again ("", or every CPU where the kernel refuses
 # ""), so a Burstable pod made afterwards gets every CPU; the shared

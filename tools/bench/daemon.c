@@ -117,7 +117,7 @@ void wait_idle(const struct bench *b)
 	while (!blind) {
 		get(p, w, sizeof(w));
 		/* idle: in epoll_wait, and no export child writing (a daemon
-		 * that forks its exports, user/daemon/export_writer.h) */
+		 * that forks its exports, user/export/export_writer.h) */
 		if (strcmp(w, "do_epoll_wait") == 0 && (get_opt(kids, c, sizeof(c)), !c[0]))
 			return;
 		if (now_ns() > deadline) {

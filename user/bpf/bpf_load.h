@@ -72,7 +72,7 @@ int bpf_load_pin_under(struct bpf_map *const *maps, size_t n, const char *pin_di
  * cpu_owner, foreign, cpu_node); one holding anything else is left whole,
  * and so is a newer layout's (after a downgrade it is the newer daemon's).
  * Unlinking a pin never disturbs a program still using its map. Call only
- * while holding the pin dir's instance lock (instance_lock.h): no other
+ * while holding the pin dir's instance lock (user/process/instance_lock.h): no other
  * cpusetd runs on it then. Returns the number of directories removed
  * (0 also when pin_dir does not exist), or the -errno of opening pin_dir.
  * Logs at debug level what it left and why.

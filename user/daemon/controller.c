@@ -8,7 +8,7 @@
  *   controller_plan.c      cgroup v2 hierarchical writes
  *   controller_reject.c    admission errors and on_error=reject
  *   controller_message.c   a rejection's termination message: which file, and
- *                          its write on the writer thread (reject_writer.h)
+ *                          its write on the writer thread (user/reject)
  *   controller_exec.c      the exec check (the runtime's own cpuset write)
  *   controller_defend.c    foreign writes of a managed cpuset
  *   controller_resize.c    in-place resizes (kubelet InPlacePodVerticalScaling)
@@ -20,6 +20,7 @@
  *   controller_nri.c       NRI's requests: placement at CreateContainer
  *   controller_nri_book.c  NRI's records by container id, and the mkdir of a
  *                          container NRI placed (confirmed) or never saw
+ *   controller_release.c   cpusetd --release's question: who is exclusive
  */
 #include <errno.h>
 #include <stdio.h>

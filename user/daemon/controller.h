@@ -116,6 +116,23 @@ int controller_resync(struct controller *c);
  */
 int controller_retry_resync(struct controller *c);
 
+struct strmap;
+
+/*
+ * cpusetd --release's question (user/release/release.h): the containers
+ * under root that hold CPUs of their own, as the daemon would decide at
+ * a start. A controller over a copy of cfg with dry_run and release set
+ * (a resync: nothing is written, no BPF, no host isolation) is built,
+ * resynced and freed; every placed, unrejected integer or annotated
+ * container's cgroup path (as cgfs_walk names it under root) goes into
+ * kept with the value (void *)1. Logs nothing of its own (the resync may).
+ * Returns 0; -ENOMEM; what controller_new or controller_resync return
+ * (kept may then hold some of them).
+ */
+int controller_exclusive_cgroups(const struct cpusetd_config *cfg, struct cgfs *cg,
+				 const struct topology *topo, const char *root,
+				 struct strmap *kept);
+
 /*
  * Handles one BPF event. Every event is a hint to look: it changes the
  * table only after the cgroup as it is now agrees (it exists, its id is
@@ -127,7 +144,7 @@ int controller_handle(struct controller *c, const struct cpusetd_event *ev);
 
 /*
  * Rejections waiting on something (controller_reject.c): a termination
- * message on the writer thread (controller_message.c, reject_writer.h;
+ * message on the writer thread (controller_message.c, user/reject/reject_writer.h;
  * never written by the loop), or a container that resync found looking
  * like a runtime's init stage (killed if it has not exec'd in 10 s).
  * controller_messages_fd: an fd for the loop's epoll set, readable when

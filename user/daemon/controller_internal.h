@@ -29,7 +29,7 @@
 #include "user/policy/policy.h"
 #include "user/topo/topology.h"
 #include "controller.h"
-#include "reject_writer.h"
+#include "user/reject/reject_writer.h"
 
 /*
  * Whether a container holds a placement. The live kernel decides: a

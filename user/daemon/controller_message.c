@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The termination message of a rejected container: which file, and its
- * write on the writer thread (reject_writer.h), never on the loop.
+ * write on the writer thread (user/reject/reject_writer.h), never on the loop.
  *
  * kubelet shows the content of its own file for the container
  * (<pods_dir>/<uid>/containers/<name>/<file>) as the container's
@@ -18,10 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "controller_internal.h"
-#include "reject_writer.h"
 #include "user/base/clock.h"
 #include "user/meta/termination.h"
+#include "user/reject/reject_writer.h"
+#include "controller_internal.h"
 
 /* Slots of the writer: rejections whose message is queued or in flight.
  * More at once (a hung write and a crash-looping rejected pod) are

@@ -66,34 +66,6 @@ bool quota_holds_whole_cpus(enum cpusetd_kind kind, unsigned ncpus, int64_t quot
 	return (uint64_t)quota_us / period_us >= ncpus;
 }
 
-/* q / p µs per period, in pod_p periods, rounded up (a pod never below). */
-static int64_t scale_us(int64_t q, uint64_t p, uint64_t pod_p)
-{
-	return (int64_t)(((uint64_t)q * pod_p + p - 1) / p);
-}
-
-int64_t quota_pod_restore_us(int64_t saved_us, uint64_t saved_period_us,
-			     uint64_t pod_period_us, const int64_t *quota_us,
-			     const uint64_t *period_us, size_t n)
-{
-	int64_t best = 0, sum = 0;
-
-	if (!pod_period_us)
-		return -EINVAL;
-	if (saved_us > 0 && saved_period_us)
-		best = scale_us(saved_us, saved_period_us, pod_period_us);
-	for (size_t i = 0; i < n; i++) {
-		if (quota_us[i] <= 0 || !period_us[i]) {
-			sum = 0;	/* one without a limit: kubelet sets none */
-			break;
-		}
-		sum += scale_us(quota_us[i], period_us[i], pod_period_us);
-	}
-	if (sum > best)
-		best = sum;
-	return best > 0 ? best : -EINVAL;
-}
-
 /* ---- where and whether ---------------------------------------------------- */
 
 /* The pod cgroup: ct's parent. false when ct has none (never under a root). */
@@ -250,7 +222,7 @@ static bool pod_held(const struct controller *c, const char *pod)
 }
 
 /* The containers' limits in pod, read live (ours saved where lifted), for
- * quota_pod_restore_us. Returns how many (sandboxes do not count); a
+ * cgfs_quota_pod_restore_us. Returns how many (sandboxes do not count); a
  * container without one gets 0. At most max. */
 static size_t pod_limits(struct controller *c, const char *pod, int64_t *q, uint64_t *p,
 			 size_t max)
@@ -303,7 +275,7 @@ static void pod_settle(struct controller *c, struct container *ct)
 		return;
 	}
 	n = pod_limits(c, pod, lq, lp, POD_MAX_CONTAINERS);
-	want = quota_pod_restore_us(sq, sp, p, lq, lp, n);
+	want = cgfs_quota_pod_restore_us(sq, sp, p, lq, lp, n);
 	r = want > 0 ? put_back(c, pod, want, p) : (int)want;
 	if (r < 0 && r != -ENOENT) {
 		failed(c, ct, "restoring", pod, r);

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "user/base/log.h"
+#include "user/process/self_sched.h"
 #include "daemon_internal.h"
-#include "self_sched.h"
 
 /* A periodic timer again after its period changed: *fd closed (which
  * takes it out of the epoll set) and made anew for ms (0 = none). */

@@ -76,7 +76,7 @@ void daemon_on_export_done(struct daemon *d)
 /*
  * The exports that are due (status.json and topology.json, the .prom
  * file), from one snapshot: they say the same thing. Written by the
- * export child (export_writer.h), or here when inline (the first write
+ * export child (user/export/export_writer.h), or here when inline (the first write
  * at start, the last at a stop: no event waits then) or when no child
  * can be forked. While a child runs nothing starts: the next export,
  * after it, carries the state as it is then.

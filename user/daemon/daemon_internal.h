@@ -24,13 +24,13 @@
 #include "user/bpf/bpf_telemetry.h"
 #include "user/config/config.h"
 #include "user/export/export_textfile.h"
+#include "user/export/export_writer.h"
 #include "user/export/snapshot.h"
 #include "user/export/status.h"
+#include "user/process/instance_lock.h"
 #include "user/topo/topology.h"
 #include "controller.h"
 #include "daemon_nri.h"
-#include "export_writer.h"
-#include "instance_lock.h"
 
 /* One daemon: what main() holds from start to stop. */
 struct daemon {

@@ -21,9 +21,9 @@
 #include "user/base/files.h"
 #include "user/base/log.h"
 #include "user/bpf/bpf_load.h"
+#include "user/process/self_sched.h"
 #include "user/topo/hotplug.h"
 #include "daemon_internal.h"
-#include "self_sched.h"
 
 /* The kubepods root from the config, or found; "" when it does not exist
  * yet (we start before kubelet): it is picked up by its mkdir event. */
@@ -365,7 +365,7 @@ int daemon_start(struct daemon *d)
 		return r;
 	}
 	/* the pages an export's fork write-protected are re-armed until an
-	 * event waits (export_writer.h) */
+	 * event waits (user/export/export_writer.h) */
 	export_writer_watch(d->xw, d->epfd);
 	/* Requests are answered in the loop, after the resync below. */
 	r = daemon_nri_open(&d->cfg, d->ctl, d->epfd, &d->nri);

@@ -14,7 +14,7 @@
  * a good one the keys that can change live are applied, those that need
  * a restart are named; then the full resync SIGHUP always did.
  * --check-config parses and checks the same way and stops there;
- * --release gives back what cpusetd changed and exits (release.h).
+ * --release gives back what cpusetd changed and exits (user/release/release.h).
  *
  * The loop handles a burst of events whole (every ready fd, until none
  * is) before it exports, and a placement change is exported once the
@@ -41,10 +41,10 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 #include "user/base/log.h"
+#include "user/process/self_sched.h"
+#include "user/release/release.h"
 #include "user/topo/hotplug.h"
 #include "daemon_internal.h"
-#include "release.h"
-#include "self_sched.h"
 
 /*
  * Re-reads the topology (online set from sysfs; what it cannot tell about
@@ -316,7 +316,7 @@ int main(int argc, char **argv)
 		return daemon_check_config(&d.cfg);
 	log_max_level = d.cfg.log_level;
 	if (d.cfg.release)
-		return release_run(&d.cfg);
+		return release_run(&d.cfg, controller_exclusive_cgroups);
 	d.argc = argc;
 	d.argv = argv;
 	log_max_level = d.cfg.log_level;

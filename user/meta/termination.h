@@ -12,7 +12,7 @@
  * bundle's mount source is the pod's to shape (a volume with a subPath at
  * that path has a source under <pods_dir>/<uid>/volume-subpaths/...), so
  * only a source of exactly kubelet's shape, for this pod and this
- * container, is taken. reject_write_message (user/daemon/reject.h) then
+ * container, is taken. reject_write_message (user/reject/reject.h) then
  * opens it without following a symlink or crossing a mount point.
  */
 #ifndef CPUSETD_TERMINATION_H

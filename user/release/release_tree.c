@@ -11,10 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "controller.h"
-#include "controller_internal.h"
-#include "release_internal.h"
 #include "user/base/log.h"
+#include "release_internal.h"
 
 #define QUOTA_MAX_CHILDREN	64
 
@@ -40,47 +38,22 @@ static int collect(const char *path, void *arg)
 	return 0;
 }
 
-static bool exclusive(const struct snapshot_container *sc)
-{
-	return strcmp(sc->state, "placed") == 0 && !sc->d->reject &&
-	       (sc->d->kind == CPUSETD_KIND_INTEGER || sc->d->kind == CPUSETD_KIND_ANNOTATED);
-}
-
 /*
  * The containers that hold CPUs of their own, as the daemon would decide
- * at a start: a resync in a dry run (recovery keeps running exclusive
- * containers on their CPUs; nothing is written, no BPF, no isolation:
- * cfg->release), its own log lines silenced. 0 or -errno (logged).
+ * at a start (rl->exclusive, the daemon's controller_exclusive_cgroups),
+ * into rl->kept; its log lines silenced (its "would set" and admission
+ * lines are not ours). 0 or -errno (logged).
  */
 static int classify(struct release *rl)
 {
-	struct cpusetd_config *cfg = malloc(sizeof(*cfg));
-	struct controller *c = NULL;
-	struct snapshot s = { 0 };
 	int level = log_max_level, r;
 
-	if (!cfg)
-		return -ENOMEM;
-	*cfg = *rl->cfg;
-	cfg->dry_run = true;
-	cfg->release = true;
-	log_max_level = LOG_CRIT;	/* its "would set" and admission lines are not ours */
-	r = controller_new(cfg, rl->cg, rl->topo, rl->root, &c);
-	if (r == 0)
-		r = controller_resync(c);
-	if (r == 0)
-		r = controller_snapshot(c, &s);
+	log_max_level = LOG_CRIT;
+	r = rl->exclusive(rl->cfg, rl->cg, rl->topo, rl->root, rl->kept);
 	log_max_level = level;
-	for (size_t i = 0; r == 0 && i < s.n_containers; i++)
-		if (exclusive(&s.containers[i]) &&
-		    strmap_put(rl->kept, s.containers[i].cgroup, (void *)1) < 0)
-			r = -ENOMEM;
 	if (r < 0)
 		log_error("release: cannot rebuild the daemon's decisions under %s (%s): no "
 			  "container cpuset is changed", rl->root, strerror(-r));
-	snapshot_release(&s);
-	controller_free(c);
-	free(cfg);
 	return r;
 }
 
@@ -305,7 +278,7 @@ static void quota_one(struct release *rl, size_t i)
 		return;
 	}
 	/* Never below its children's (v1 refuses a parent under a child). */
-	want = quota_pod_restore_us(sq, sp, p, cq, cp, child_limits(rl, i, cq, cp));
+	want = cgfs_quota_pod_restore_us(sq, sp, p, cq, cp, child_limits(rl, i, cq, cp));
 	r = want > 0 ? 0 : (int)want;
 	if (r == 0 && !release_dry(rl))
 		r = cgfs_write_cpu_quota(rl->cg, path, want, p);

@@ -17,9 +17,11 @@
 #include "user/base/strmap.h"
 #include "user/config/config.h"
 #include "user/topo/topology.h"
+#include "release.h"
 
 struct release {
 	const struct cpusetd_config *cfg;
+	release_exclusive_fn exclusive;	/* the daemon's decision (release.h) */
 	struct cgfs *cg;
 	struct topology *topo;
 	char root[CGFS_PATH_MAX];	/* kubepods root, "" none */

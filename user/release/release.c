@@ -15,13 +15,13 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
-#include "instance_lock.h"
-#include "release.h"
-#include "release_internal.h"
 #include "user/base/files.h"
 #include "user/base/log.h"
 #include "user/base/strmap.h"
 #include "user/host/host.h"
+#include "user/process/instance_lock.h"
+#include "release.h"
+#include "release_internal.h"
 
 /* --- the lock ---------------------------------------------------------------- */
 
@@ -240,10 +240,10 @@ static void summary(const struct release *rl)
 		rl->quotas, rl->marks, rl->iso, rl->iso_restored, rl->pins);
 }
 
-int release_run(const struct cpusetd_config *cfg)
+int release_run(const struct cpusetd_config *cfg, release_exclusive_fn exclusive)
 {
 	struct instance_lock l = { .state_fd = -1, .pin_fd = -1 };
-	struct release rl = { .cfg = cfg, .iso = "nothing recorded" };
+	struct release rl = { .cfg = cfg, .exclusive = exclusive, .iso = "nothing recorded" };
 	int code = lock(cfg, &l);
 
 	if (code)

@@ -41,21 +41,37 @@
 
 #include "user/config/config.h"
 
+struct cgfs;
+struct strmap;
+struct topology;
+
 /* Exit codes of release_run. */
 #define RELEASE_DONE		0	/* everything given back, or nothing to */
 #define RELEASE_PARTIAL		1	/* something is left (each thing logged) */
 #define RELEASE_LOCKED		2	/* a cpusetd holds the instance lock: nothing done */
 
 /*
+ * Which containers hold CPUs of their own: the daemon's own decision at
+ * a start, which only the daemon can make (user/daemon/controller.h
+ * controller_exclusive_cgroups is the one main.c passes). For cfg, over
+ * cg and topo, under the kubepods root: each such container's cgroup
+ * path into kept, value (void *)1. Returns 0 or -errno (the release then
+ * changes no container cpuset).
+ */
+typedef int (*release_exclusive_fn)(const struct cpusetd_config *cfg, struct cgfs *cg,
+				    const struct topology *topo, const char *root,
+				    struct strmap *kept);
+
+/*
  * Gives everything back for the daemon configured by cfg (its kubepods
  * root, state dir, pin dir, bundle paths and policy: the same options as
- * the daemon's). Takes the instance lock first (instance_lock.h) on what
+ * the daemon's); exclusive tells which containers keep their CPUs. Takes the instance lock first (instance_lock.h) on what
  * exists of state_dir and pin_dir, and creates neither. Logs each change
  * at info and one summary line at notice; each failure at error.
  * Returns the exit code: RELEASE_DONE, RELEASE_PARTIAL (also for a state
  * dir or state file that is not cpusetd's, or an unreadable tree),
  * RELEASE_LOCKED.
  */
-int release_run(const struct cpusetd_config *cfg);
+int release_run(const struct cpusetd_config *cfg, release_exclusive_fn exclusive);
 
 #endif
