@@ -436,16 +436,6 @@ int controller_on_exec(struct controller *c, const struct cpusetd_event *ev);
 bool quota_holds_whole_cpus(enum cpusetd_kind kind, unsigned ncpus, int64_t quota_us,
 			    uint64_t period_us);
 
-/* The quota a pod gets back (in pod_period_us units): kubelet's own
- * value saved_us / saved_period_us (its sum of the containers' limits
- * plus pod overhead), raised to the sum of the n containers' limits
- * (quota_us[i] / period_us[i]) when every one has one, so a resize
- * since then is covered and v1 accepts it (no child above its parent).
- * Returns the quota in µs, > 0; -EINVAL when no value is known. Pure. */
-int64_t quota_pod_restore_us(int64_t saved_us, uint64_t saved_period_us,
-			     uint64_t pod_period_us, const int64_t *quota_us,
-			     const uint64_t *period_us, size_t n);
-
 /* After ct's decision changed or an event about it (placed, released,
  * its exec, gone from the table): lifts or puts back its quota and its
  * pod's, in the order the kernel accepts. A runtime's new positive quota
