@@ -629,8 +629,11 @@ static __always_inline int on_switch_basic(bool preempt, struct task_struct *pre
 			who.cgid = SKIP(IDENT) ? 1 : cgroup_cached(loc, prev, now, btf);
 			runnable = preempt || (!SKIP(STATE) &&
 				   (btf ? task_state_btf(prev) : task_state(prev)) == 0);
+			/* Never backwards on one run queue's clock; if a path
+			 * ever skipped prev's stamp, charge 0, not 2^64. */
 			if (!SKIP(RUN))
-				charge_run(cpu, cs, &who, now - loc->cur.ts, 0, runnable, 0);
+				charge_run(cpu, cs, &who, now > loc->cur.ts ? now - loc->cur.ts : 0,
+					   0, runnable, 0);
 			if (runnable)
 				cs->preemptions++;
 			if (loc->last_cgid && loc->last_cgid != who.cgid)
