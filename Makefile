@@ -85,10 +85,13 @@ TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(TEST_SRCS))
 # Benchmark-only BPF objects, loaded by build/bench-bpf-load for
 # tools/bench/telemetry.sh: the empty sched_switch program (the floor),
 # and the telemetry with parts of its switch path left out, NAME:TEL_SKIP
-# (the bits are in bpf/telemetry.bpf.c; 0x100 = the basic level's program).
+# (the bits are in bpf/telemetry.bpf.c; 0x100 = the basic level's program,
+# b-no-PART = basic without PART, basic-before = basic without its
+# exec_start clock and last-css_set shortcut, as it was before them).
 TEL_VARIANTS := full:0 no-clock:0x01 no-flags:0x02 no-ident:0x04 no-cache:0x08 \
 	no-state:0x10 no-delay:0x20 no-run:0x40 no-in:0x80 skeleton:0xff \
-	basic:0x100
+	basic:0x100 basic-before:0x700 b-no-exec:0x300 b-no-last:0x500 b-no-clock:0x101 \
+	b-no-flags:0x103 b-no-ident:0x105 b-no-state:0x111 b-no-run:0x141
 BENCH_BPF := $(OUT)/bench/empty.bpf.o \
 	$(foreach v,$(TEL_VARIANTS),$(OUT)/bench/telemetry-$(firstword $(subst :, ,$(v))).bpf.o)
 

@@ -33,6 +33,8 @@
  *     entry is never wrong for long;
  *   - the time is the run queue's clock (rq->clock), which the scheduler
  *     has just updated, instead of a clocksource read (see clock_now());
+ *     basic takes it from prev itself (prev->se.exec_start, the task
+ *     clock; see clock_task_now()), one line instead of three;
  *   - per-CPU counters without atomics (each CPU writes only its own slot).
  *
  * Levels (config `telemetry`, set by the loader in tel_full before load,
@@ -84,16 +86,20 @@ const volatile __u64 cache_ttl_ns = 4ULL * 1000 * 1000;	/* see cg_cache; 4 ms */
 #ifndef TEL_SKIP
 #define TEL_SKIP 0
 #endif
-#define TEL_SKIP_CLOCK	0x01	/* rq->clock: now = the last switch + 1 us */
-#define TEL_SKIP_FLAGS	0x02	/* next->flags (idle, kthread) */
-#define TEL_SKIP_IDENT	0x04	/* next's cgroup: css_set, cache, walk, placement */
+#define TEL_SKIP_CLOCK	0x01	/* the clock read: now = the last switch + 1 us */
+#define TEL_SKIP_FLAGS	0x02	/* next->flags (idle, kthread); basic: prev's */
+#define TEL_SKIP_IDENT	0x04	/* next's cgroup: css_set, cache, walk, placement;
+				 * basic: prev's css_set and its cache slot */
 #define TEL_SKIP_CACHE	0x08	/* the cgroup cache: walk + lookup every switch */
-#define TEL_SKIP_STATE	0x10	/* prev->__state: runnable = preempt */
+#define TEL_SKIP_STATE	0x10	/* prev->__state: runnable = preempt (both levels) */
 #define TEL_SKIP_DELAY	0x20	/* sched_info.run_delay of prev and next */
-#define TEL_SKIP_RUN	0x40	/* charge_run(): cpu_owner, cgroup_stats, foreign */
+#define TEL_SKIP_RUN	0x40	/* charge_run(): cpu_owner, cgroup_stats, foreign (both) */
 #define TEL_SKIP_IN	0x80	/* charge_in(): the placement check */
 #define TEL_SKIP_FULL	0x100	/* tel_full's default false: the basic level */
 #define SKIP(part)	((TEL_SKIP) & TEL_SKIP_##part)
+/* The basic path as it was before its last two savings, for the A/B. */
+#define TEL_SKIP_EXEC	0x200	/* basic: rq->clock, not prev->se.exec_start */
+#define TEL_SKIP_LAST	0x400	/* basic: no last-css_set shortcut */
 
 /* Set by the loader before load (config telemetry; see "Levels"). */
 const volatile bool tel_full = !SKIP(FULL);	/* telemetry = full; false: basic */
@@ -160,6 +166,26 @@ static __always_inline __u64 clock_now(struct task_struct *prev, bool btf)
 	rq = q ? q->rq : NULL;
 	/* Never NULL for a task on a CPU; 0 makes on_switch() charge nothing. */
 	return rq ? rq->clock : 0;
+}
+
+/*
+ * Now on the run queue's task clock (rq->clock_task: rq->clock less IRQ
+ * and steal time where the kernel accounts them), for tp_btf only. For a
+ * task that is not the idle task, the scheduler has just stamped it in
+ * prev->se.exec_start (update_curr() at the dequeue or put_prev of every
+ * class), a line of prev's it has just written; the idle task's stamp is
+ * not kept, so it is read from the run queue then.
+ */
+static __always_inline __u64 clock_task_now(struct task_struct *prev, bool idle)
+{
+	struct cfs_rq *q;
+	struct rq *rq;
+
+	if (!idle)
+		return prev->se.exec_start;
+	q = prev->se.cfs_rq;
+	rq = q ? q->rq : NULL;
+	return rq ? rq->clock_task : 0;
 }
 
 struct {
@@ -265,11 +291,17 @@ struct cg_cache {
 /* Everything one CPU keeps for itself: one lookup per switch. */
 struct cpu_local {
 	struct run_state cur;
-	struct cg_cache cache[CG_CACHE_SLOTS];
-	__u64 cset_bits;	/* see who_comes_in() */
-	__u64 fill_gen;		/* placement_gen read before the lookup to cache */
 	__u64 last_cgid;	/* basic: the cgroup of the run before; 0 = idle */
-};
+	__u64 cset_bits;	/* see who_comes_in() */
+	/* basic: the cache slot prev's css_set hit at the switch before
+	 * (its bits, cgroup id, fill time), checked before the slot hash:
+	 * tasks of one cgroup often follow each other on a CPU. */
+	__u64 last_cset;
+	__u64 last_cset_cgid;
+	__u64 last_filled;
+	__u64 fill_gen;		/* placement_gen read before the lookup to cache */
+	struct cg_cache cache[CG_CACHE_SLOTS];
+} __attribute__((aligned(64)));
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -536,9 +568,17 @@ static __always_inline __u64 cgroup_cached(struct cpu_local *loc, struct task_st
 	/* kernel pointer bits as a number: see who_comes_in() */
 	*(volatile __u64 *)&loc->cset_bits = (__u64)cset;
 	bits = *(volatile __u64 *)&loc->cset_bits;
+	if (!SKIP(LAST) && bits == loc->last_cset && now - loc->last_filled < cache_ttl_ns)
+		return loc->last_cset_cgid;
 	e = cache_slot(loc, bits);
-	if (e->cset == bits && e->gen == 0 && now - e->filled < cache_ttl_ns)
+	if (e->cset == bits && e->gen == 0 && now - e->filled < cache_ttl_ns) {
+		if (!SKIP(LAST)) {
+			loc->last_cset = bits;
+			loc->last_cset_cgid = e->cgid;
+			loc->last_filled = e->filled;
+		}
 		return e->cgid;
+	}
 	e->cgid = btf ? cset_cgroup_id_btf(cset, cpuset_on_v2) : cset_cgroup_id(cset, cpuset_on_v2);
 	e->cset = e->cgid ? bits : 0;
 	e->filled = now;
@@ -570,20 +610,30 @@ static __always_inline int on_switch_basic(bool preempt, struct task_struct *pre
 	loc = bpf_map_lookup_elem(&cpu_local, &zero);
 	if (!cs || !loc)
 		return 0;
-	now = clock_now(prev, btf);
+	pf = SKIP(FLAGS) ? 0 : TASK_READ(btf, prev, flags);
+	if (SKIP(CLOCK))
+		now = loc->cur.ts + 1000;
+	else if (!SKIP(EXEC) && btf && !clock_ktime && !wait_from_map &&
+		 bpf_core_field_exists(((struct cfs_rq *)0)->rq))
+		now = clock_task_now(prev, pf & PF_IDLE_FLAG);
+	else
+		now = clock_now(prev, btf);
 	if (!now)
 		return 0;
 	cs->switches++;
 	if (loc->cur.ts) {
-		pf = TASK_READ(btf, prev, flags);
 		if (pf & PF_IDLE_FLAG) {
 			loc->last_cgid = 0;
 		} else {
 			who.flags = pf & PF_KTHREAD_FLAG ? W_KTHREAD : 0;
-			who.cgid = cgroup_cached(loc, prev, now, btf);
-			runnable = preempt ||
-				   (btf ? task_state_btf(prev) : task_state(prev)) == 0;
-			charge_run(cpu, cs, &who, now - loc->cur.ts, 0, runnable, 0);
+			who.cgid = SKIP(IDENT) ? 1 : cgroup_cached(loc, prev, now, btf);
+			runnable = preempt || (!SKIP(STATE) &&
+				   (btf ? task_state_btf(prev) : task_state(prev)) == 0);
+			/* Never backwards on one run queue's clock; if a path
+			 * ever skipped prev's stamp, charge 0, not 2^64. */
+			if (!SKIP(RUN))
+				charge_run(cpu, cs, &who, now > loc->cur.ts ? now - loc->cur.ts : 0,
+					   0, runnable, 0);
 			if (runnable)
 				cs->preemptions++;
 			if (loc->last_cgid && loc->last_cgid != who.cgid)
