@@ -181,6 +181,7 @@ void scene_kubelet(struct bench *b)
 		.flo_quiet = calloc(n, sizeof(uint64_t)), .flo_fd_quiet = calloc(n, sizeof(uint64_t)),
 		.flo_after = calloc(n, sizeof(uint64_t)), .flo_cold = calloc(n, sizeof(uint64_t)),
 		.flo_fd_cold = calloc(n, sizeof(uint64_t)), .at = calloc(n, sizeof(uint64_t)),
+		.flo_after_cold = calloc(n, sizeof(uint64_t)),
 	};
 	int64_t conv0, writes0, resizes0;
 	char rel[512];
@@ -226,6 +227,7 @@ void scene_kubelet(struct bench *b)
 	waitpid(b->daemon, NULL, 0);
 	b->daemon = 0;
 	floor_run(b, f.flo_after, (int)n, 0);
+	floor_run(b, f.flo_after_cold, (int)n, f.gap_us);	/* under -L's load too */
 	stop_stress(b);
 	/* quiet again, each round after the daemon's idle gap (the cold floor) */
 	floor_run(b, f.flo_cold, (int)n, f.gap_us);
@@ -239,6 +241,7 @@ void scene_kubelet(struct bench *b)
 	free(f.flo_after);
 	free(f.flo_cold);
 	free(f.flo_fd_cold);
+	free(f.flo_after_cold);
 	free(f.at);
 	free_phases(f.ph);
 }

@@ -165,7 +165,7 @@ void report_kubelet(const struct bench *b, struct kubelet_figures *f)
 	uint64_t *low = calloc(n, sizeof(*low));
 	uint64_t f_q = pct(f->flo_quiet, all, 50), f_a = pct(f->flo_after, all, 50);
 	uint64_t g_q = pct(f->flo_fd_quiet, all, 50), f_c = pct(f->flo_cold, all, 50);
-	uint64_t g_c = pct(f->flo_fd_cold, all, 50);
+	uint64_t g_c = pct(f->flo_fd_cold, all, 50), f_ac = pct(f->flo_after_cold, all, 50);
 
 	printf("v1 kubelet N=%d rounds=%d load=%s daemon config:", b->n, b->rounds,
 	       b->load ? "stress-ng --cpu 0" : "none");
@@ -204,10 +204,12 @@ void report_kubelet(const struct bench *b, struct kubelet_figures *f)
 		 * the same kernel work in the same cache state (BENCHMARKS.md) */
 		printf("  cold ratios N=%d: daemon p99/floor %.2f | external p50/floor %.2f | "
 		       "external p99/floor %.2f | cold floor p50 %.1f us (each round after %llu us "
-		       "idle), open fds %.1f us, %.2f us a write\n", b->n,
+		       "idle), open fds %.1f us, %.2f us a write | after the run%s: cold floor p50 "
+		       "%.1f us, daemon p99/it %.2f\n", b->n,
 		       (double)c99 / (double)f_c, (double)e50 / (double)f_c,
 		       (double)e99 / (double)f_c, f_c / 1e3, (unsigned long long)f->gap_us,
-		       g_c / 1e3, g_c / 1e3 / b->n);
+		       g_c / 1e3, g_c / 1e3 / b->n, b->load ? " (loaded)" : "", f_ac / 1e3,
+		       (double)c99 / (double)f_ac);
 	}
 	printf("  floor open+write+close of the %d cpuset.cpus: p50 %.1f us before the daemon "
 	       "(quiet), %.1f us after it stopped%s | open fds p50 %.1f us (quiet) | "

@@ -105,6 +105,9 @@ def figures(text):
                   r".*?external p99/floor " + num, text)
     if m:
         f["p99/cold"], f["ext p50/cold"], f["ext p99/cold"] = map(float, m.groups())
+    m = re.search(r"cold ratios.*?after the run.*?daemon p99/it " + num, text)
+    if m:
+        f["p99/cold-after"] = float(m.group(1))
     m = re.search(r"cold (?:floor|ratios).*?open fds(?: p50)? " + num + r" us, " + num + r" us a write", text)
     if m:
         f["cold fd/write"] = float(m.group(2))

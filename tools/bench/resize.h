@@ -54,6 +54,7 @@ struct kubelet_figures {
 	uint64_t *conv, *ext, *low;	/* 2*rounds each: start, stop, start, ... */
 	uint64_t *flo_quiet, *flo_fd_quiet, *flo_after;
 	uint64_t *flo_cold, *flo_fd_cold;	/* quiet, each round after the daemon's idle gap */
+	uint64_t *flo_after_cold;	/* as flo_after (-L: loaded), after the idle gap */
 	uint64_t *at;			/* 2*rounds: each mkdir/rmdir, CLOCK_MONOTONIC ns */
 	uint64_t gap_us;		/* idle_gap_us() of the run */
 	uint64_t *ph[N_PHASES];		/* the daemon's phases; NULL: not reported */
