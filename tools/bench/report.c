@@ -204,7 +204,7 @@ void report_kubelet(const struct bench *b, struct kubelet_figures *f)
 		 * the same kernel work in the same cache state (BENCHMARKS.md) */
 		printf("  cold ratios N=%d: daemon p99/floor %.2f | external p50/floor %.2f | "
 		       "external p99/floor %.2f | cold floor p50 %.1f us (each round after %llu us "
-		       "idle), open fds %.1f us, %.2f us a write | after the run%s: cold floor p50 "
+		       "idle), open fds %.1f us, %.2f us a write | after the run%s, SCHED_FIFO 10: cold floor p50 "
 		       "%.1f us, daemon p99/it %.2f\n", b->n,
 		       (double)c99 / (double)f_c, (double)e50 / (double)f_c,
 		       (double)e99 / (double)f_c, f_c / 1e3, (unsigned long long)f->gap_us,
