@@ -97,7 +97,7 @@ BENCH_BPF := $(OUT)/bench/empty.bpf.o \
 
 .PHONY: all check check-stress unit integration vm-check demo bench bench-telemetry install clean \
 	help deps fuzz fuzz-build FORCE man uninstall deb
-all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-alloc $(OUT)/nri-probe $(OUT)/bench-nri $(OUT)/nri-runtime $(TESTS) \
+all: $(OUT)/cpusetd $(OUT)/cpusetctl $(OUT)/bench-resize $(OUT)/bench-floor-idle $(OUT)/bench-alloc $(OUT)/nri-probe $(OUT)/bench-nri $(OUT)/nri-runtime $(TESTS) \
 	$(OUT)/bench-bpf-load $(BENCH_BPF)
 
 $(OUT)/vmlinux.h:
@@ -175,6 +175,10 @@ $(OUT)/cpusetctl: $(CTL_OBJS) $(OUT)/libcpusetd.a
 $(OUT)/bench-resize: $(patsubst %,$(OUT)/obj/tools/bench/%.o,resize scene daemon measure report kubelet) $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
+
+$(OUT)/bench-floor-idle: $(OUT)/obj/tools/bench/floor-idle.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
 $(OUT)/bench-alloc: $(OUT)/obj/tools/bench/alloc.o $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)

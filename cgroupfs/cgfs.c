@@ -309,18 +309,44 @@ bool cgfs_running_is_own(const struct cgfs *cg)
 	return cg && !cg->m.cpuset_on_v2;
 }
 
+/*
+ * The last cpulist this thread formatted, with its newline: a v1 resize
+ * writes the same pool to every shared container, so it is formatted once
+ * a resize, not once a container. Per thread, so no lock; len < 0: none.
+ */
+static __thread struct {
+	struct cpumask m;
+	int len;
+	char buf[CPULIST_MAX + 1];
+} last_list = { .len = -1 };
+
+/* m's cpulist and "\n" in last_list; its length, or -errno. */
+static int format_list(const struct cpumask *m)
+{
+	int n;
+
+	if (last_list.len >= 0 && cpumask_equal(&last_list.m, m))
+		return last_list.len;
+	last_list.len = -1;
+	n = cpulist_format(m, last_list.buf, sizeof(last_list.buf) - 1);
+	if (n < 0)
+		return n;
+	strcpy(last_list.buf + n, "\n");
+	last_list.m = *m;
+	last_list.len = n + 1;
+	return last_list.len;
+}
+
 /* One write(2) of m's cpulist through *fd, opening it first when it is
  * -1 (the caller owns and closes it). Returns 0, -ENOENT (vanished), -errno. */
 static int write_mask_fd(struct cgfs *cg, const char *path, const char *file,
 			 const struct cpumask *m, int *fd)
 {
-	char buf[CPULIST_MAX + 1];
-	int n = cpulist_format(m, buf, sizeof(buf) - 1);
+	int n = format_list(m);
 	ssize_t k;
 
 	if (n < 0)
 		return n;
-	strcpy(buf + n, "\n");
 	if (*fd < 0) {
 		int r = cgfs__open(cg->cpuset_fd, path, file, O_WRONLY);
 
@@ -328,13 +354,14 @@ static int write_mask_fd(struct cgfs *cg, const char *path, const char *file,
 			return r;
 		*fd = r;
 	}
-	k = write(*fd, buf, (size_t)n + 1);
+	k = write(*fd, last_list.buf, (size_t)n);
 	if (k < 0)
 		k = cgfs__vanished(-errno);
-	else if (k != n + 1)
+	else if (k != n)
 		k = -EIO;
 	if (k < 0)
-		log_debug("cgfs: write %s/%s \"%.*s\": %s", path, file, n, buf, strerror((int)-k));
+		log_debug("cgfs: write %s/%s \"%.*s\": %s", path, file, n - 1, last_list.buf,
+			  strerror((int)-k));
 	return (int)(k < 0 ? k : 0);
 }
 

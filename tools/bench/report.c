@@ -123,6 +123,17 @@ void report(const struct bench *b, uint64_t *conv, uint64_t *flo, uint64_t *flo_
 	       writes_per_resize, rss);
 }
 
+/* The cold floors (each round after gap_us idle, as the daemon's writes
+ * come): the plain scene's second line. */
+void report_cold(const struct bench *b, uint64_t *cold, uint64_t *cold_fd, size_t n,
+		 uint64_t gap_us)
+{
+	printf("  cold floor (each round after %llu us idle, the daemon's median gap): "
+	       "open+write+close p50 %.1f us | open fds p50 %.1f us, %.2f us a write\n",
+	       (unsigned long long)gap_us, pct(cold, n, 50) / 1e3, pct(cold_fd, n, 50) / 1e3,
+	       pct(cold_fd, n, 50) / 1e3 / b->n);
+}
+
 /* Every other sample from v[0..n): the starts (from 0) or stops (from 1). */
 static void split(const uint64_t *v, size_t n, size_t from, uint64_t *out)
 {
@@ -153,7 +164,8 @@ void report_kubelet(const struct bench *b, struct kubelet_figures *f)
 	uint64_t *own = calloc(n, sizeof(*own)), *ext = calloc(n, sizeof(*ext));
 	uint64_t *low = calloc(n, sizeof(*low));
 	uint64_t f_q = pct(f->flo_quiet, all, 50), f_a = pct(f->flo_after, all, 50);
-	uint64_t g_q = pct(f->flo_fd_quiet, all, 50);
+	uint64_t g_q = pct(f->flo_fd_quiet, all, 50), f_c = pct(f->flo_cold, all, 50);
+	uint64_t g_c = pct(f->flo_fd_cold, all, 50), f_ac = pct(f->flo_after_cold, all, 50);
 
 	printf("v1 kubelet N=%d rounds=%d load=%s daemon config:", b->n, b->rounds,
 	       b->load ? "stress-ng --cpu 0" : "none");
@@ -181,11 +193,23 @@ void report_kubelet(const struct bench *b, struct kubelet_figures *f)
 		/* pct sorts: last use of these arrays */
 		uint64_t *e_all = f->ext, *c_all = f->conv;
 
+		uint64_t c99 = pct(c_all, all, 99), e50 = pct(e_all, all, 50);
+		uint64_t e99 = pct(e_all, all, 99);
+
 		printf("  ratios N=%d: daemon p99/floor %.2f (target <= 1.0) | external p50/floor %.2f "
 		       "(<= 2) | external p99/floor %.2f (<= 2.5)\n", b->n,
-		       (double)pct(c_all, all, 99) / (double)f_q,
-		       (double)pct(e_all, all, 50) / (double)f_q,
-		       (double)pct(e_all, all, 99) / (double)f_q);
+		       (double)c99 / (double)f_q, (double)e50 / (double)f_q,
+		       (double)e99 / (double)f_q);
+		/* the same against the floor written after the daemon's idle gap:
+		 * the same kernel work in the same cache state (BENCHMARKS.md) */
+		printf("  cold ratios N=%d: daemon p99/floor %.2f | external p50/floor %.2f | "
+		       "external p99/floor %.2f | cold floor p50 %.1f us (each round after %llu us "
+		       "idle), open fds %.1f us, %.2f us a write | after the run%s, SCHED_FIFO 10: cold floor p50 "
+		       "%.1f us, daemon p99/it %.2f\n", b->n,
+		       (double)c99 / (double)f_c, (double)e50 / (double)f_c,
+		       (double)e99 / (double)f_c, f_c / 1e3, (unsigned long long)f->gap_us,
+		       g_c / 1e3, g_c / 1e3 / b->n, b->load ? " (loaded)" : "", f_ac / 1e3,
+		       (double)c99 / (double)f_ac);
 	}
 	printf("  floor open+write+close of the %d cpuset.cpus: p50 %.1f us before the daemon "
 	       "(quiet), %.1f us after it stopped%s | open fds p50 %.1f us (quiet) | "

@@ -9,8 +9,10 @@
 # a few minutes: N=500 -r 20 is ~5 s an invocation here, the kubelet
 # scene's -r 10 ~25 s). Printed per arm: the medians over the
 # invocations (min-max in brackets) of the writes phase per write (start
-# and stop p50), the daemon's convergence p50 and p99, and the open-fds
-# floor per write of the same invocations.
+# and stop p50), the daemon's convergence p50 and p99, the open-fds
+# floor per write of the same invocations, written back to back (hot) and
+# each round after the daemon's idle gap ("cold fd/write"), and in the
+# kubelet scene the ratios to both floors.
 #
 #   sudo tools/bench/resize-ab.sh [BUILD_DIR] [N] [ROUNDS] [-- bench-resize args]
 #   sudo tools/bench/resize-ab.sh build 100 3 -- -r 10 -S kubelet -L
@@ -94,10 +96,21 @@ def figures(text):
     m = re.search(r"floor \(open fds\) p50 " + num, text) or re.search(r"open fds p50 " + num, text)
     if m:
         f["floor fd/write"] = float(m.group(1)) / n
-    m = re.search(r"ratios N=\d+: daemon p99/floor " + num + r".*?external p50/floor " + num +
-                  r".*?external p99/floor " + num, text)
+    m = re.search(r"^  ratios N=\d+: daemon p99/floor " + num + r".*?external p50/floor " + num +
+                  r".*?external p99/floor " + num, text, re.M)
     if m:
         f["p99/floor"], f["ext p50/floor"], f["ext p99/floor"] = map(float, m.groups())
+    # the cold floor: each round after the daemon's idle gap (bench-resize)
+    m = re.search(r"cold ratios N=\d+: daemon p99/floor " + num + r".*?external p50/floor " + num +
+                  r".*?external p99/floor " + num, text)
+    if m:
+        f["p99/cold"], f["ext p50/cold"], f["ext p99/cold"] = map(float, m.groups())
+    m = re.search(r"cold ratios.*?after the run.*?daemon p99/it " + num, text)
+    if m:
+        f["p99/cold-after"] = float(m.group(1))
+    m = re.search(r"cold (?:floor|ratios).*?open fds(?: p50)? " + num + r" us, " + num + r" us a write", text)
+    if m:
+        f["cold fd/write"] = float(m.group(2))
     return f
 
 rows = {}
@@ -107,7 +120,7 @@ for a in arms:
     keys = sorted(set().union(*per))
     rows[a] = {k: [p[k] for p in per if k in p] for k in keys}
 keys = sorted(set().union(*[set(r) for r in rows.values()]), key=lambda k: (not k.startswith("writes"), k))
-print("%-7s %s" % ("arm", " | ".join(k + " (us)" if "floor" not in k or "fd" in k else k for k in keys)))
+print("%-7s %s" % ("arm", " | ".join(k if "/floor" in k or "/cold" in k else k + " (us)" for k in keys)))
 for a in arms:
     cells = []
     for k in keys:

@@ -9,6 +9,13 @@
  * overlapping a reserved CPU; status.json "convergence"). In the same run
  * it measures the floor: writing those N cpuset.cpus files in a tight loop
  * the way the daemon does (open, one write, close), and the daemon's RSS.
+ * The cold floor is the same loop with each round after the daemon's
+ * median idle gap between events: the daemon's writes always meet kernel
+ * data that has not been touched for that long, and on this VM that
+ * costs 2-3x a write made an instant after the previous round (BENCHMARKS.md
+ * "Resize at the cost of its writes"). -T sets the processes per shared
+ * container (the kernel moves each one on every write). A daemon leaves a
+ * container without tasks alone, so -T 0 times the floors only.
  *
  * -S kubelet builds the scene the way kubelet and runc do on cgroup v1
  * (scene_kubelet()): the N shared containers are running (a process in
@@ -28,7 +35,7 @@
  * daemon's exports wrote for it (renames into the state and work
  * directories, seen with inotify) until it is idle again.
  *
- *   bench-resize [-n N] [-r ROUNDS] [-d BUILD_DIR] [-s hierarchical|per-container]
+ *   bench-resize [-n N] [-r ROUNDS] [-T TASKS] [-d BUILD_DIR] [-s hierarchical|per-container]
  *                [-S plain|kubelet] [-L] [-o KEY=VALUE]... [-v] [-b K [-g GAP_US]]
  * Needs root and the v1 cpuset hierarchy, or pure v2 with cpuset enabled
  * (the VM lane; plain scene only); -s is the daemon's --v2-writes there
@@ -54,14 +61,16 @@
 
 int main(int argc, char **argv)
 {
-	struct bench b = { .n = 100, .rounds = 50, .build = "build", .strategy = "hierarchical" };
+	struct bench b = { .n = 100, .rounds = 50, .tasks = 1, .build = "build",
+			   .strategy = "hierarchical" };
 	const char *scene = "plain";
 	int c;
 
-	while ((c = getopt(argc, argv, "n:r:d:s:S:Lo:vb:g:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:T:d:s:S:Lo:vb:g:h")) != -1) {
 		switch (c) {
 		case 'n': b.n = atoi(optarg); break;
 		case 'r': b.rounds = atoi(optarg); break;
+		case 'T': b.tasks = atoi(optarg); break;
 		case 'd': b.build = optarg; break;
 		case 's': b.strategy = optarg; break;
 		case 'S': scene = optarg; break;
@@ -77,12 +86,14 @@ int main(int argc, char **argv)
 			b.opts[b.n_opts++] = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: bench-resize [-n SHARED_CONTAINERS] [-r ROUNDS] [-d BUILD_DIR]\n"
+			fprintf(stderr, "usage: bench-resize [-n SHARED_CONTAINERS] [-r ROUNDS] [-T TASKS]\n"
+					"                    [-d BUILD_DIR]\n"
 					"                    [-s hierarchical|per-container] [-S plain|kubelet] [-L]\n"
 					"                    [-o KEY=VALUE]... [-v] [-b K [-g GAP_US]]\n"
 					"  -S kubelet  the scene as kubelet and runc build it, with the external\n"
 					"              figure (cgroup v1)\n"
 					"  -L          stress-ng --cpu 0 (every CPU busy) during the run\n"
+					"  -T TASKS    live processes per shared container (default 1)\n"
 					"  -o K=V      a line of the daemon's config file (repeatable)\n"
 					"  -v          kubelet scene: print every sample too\n"
 					"  -b K        end with a burst of K shared containers, and count\n"
@@ -108,9 +119,9 @@ int main(int argc, char **argv)
 		CPUSET = CPUSET_V2;
 		on_v2 = true;
 	}
-	if (b.n < 1 || b.rounds < 1 || b.burst < 0 || b.gap_us < 0) {
-		fprintf(stderr, "bench-resize: -n and -r must be positive integers, -b and -g not "
-				"negative\n");
+	if (b.n < 1 || b.rounds < 1 || b.burst < 0 || b.gap_us < 0 || b.tasks < 0) {
+		fprintf(stderr, "bench-resize: -n and -r must be positive integers, -b, -g and -T "
+				"not negative\n");
 		return 2;
 	}
 	if (b.kubelet && (on_v2 || access(CPU_V1 "/cpu.cfs_quota_us", F_OK) < 0)) {

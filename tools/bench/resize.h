@@ -29,6 +29,7 @@ extern bool on_v2;
 
 struct bench {
 	int n, rounds;
+	int tasks;		/* -T: live processes per shared container (default 1) */
 	const char *build;
 	const char *strategy;	/* --v2-writes */
 	bool kubelet;		/* -S kubelet */
@@ -52,6 +53,10 @@ struct bench {
 struct kubelet_figures {
 	uint64_t *conv, *ext, *low;	/* 2*rounds each: start, stop, start, ... */
 	uint64_t *flo_quiet, *flo_fd_quiet, *flo_after;
+	uint64_t *flo_cold, *flo_fd_cold;	/* quiet, each round after the daemon's idle gap */
+	uint64_t *flo_after_cold;	/* as flo_after (-L: loaded), after the idle gap */
+	uint64_t *at;			/* 2*rounds: each mkdir/rmdir, CLOCK_MONOTONIC ns */
+	uint64_t gap_us;		/* idle_gap_us() of the run */
 	uint64_t *ph[N_PHASES];		/* the daemon's phases; NULL: not reported */
 	double writes_per_resize;
 	long rss;
@@ -70,6 +75,7 @@ void mkcg(const char *rel);
 void mkcg_inner(const char *rel);
 void shared_path(const struct bench *b, int i, char *buf, size_t len);
 pid_t spawn_in(const char *rel);
+void spawn_shared(struct bench *b, int i, const char *rel);
 void write_conf(const struct bench *b, const char *path);
 void start_stress(struct bench *b);
 void stop_stress(struct bench *b);
@@ -86,8 +92,9 @@ void wait_idle(const struct bench *b);
 long rss_kib(pid_t pid);
 
 /* measure.c */
-void floor_run(const struct bench *b, uint64_t *out, int rounds);
-void floor_fd_run(const struct bench *b, uint64_t *out, int rounds);
+void floor_run(const struct bench *b, uint64_t *out, int rounds, uint64_t idle_us);
+void floor_fd_run(const struct bench *b, uint64_t *out, int rounds, uint64_t idle_us);
+uint64_t idle_gap_us(const uint64_t *at, const uint64_t *conv, size_t n);
 void run_burst(const struct bench *b);
 void run(struct bench *b);
 
@@ -99,6 +106,8 @@ void report_phases(const char *what, uint64_t *ph[N_PHASES], size_t n, size_t fr
 void free_phases(uint64_t *ph[N_PHASES]);
 void report(const struct bench *b, uint64_t *conv, uint64_t *flo, uint64_t *flo_fd,
 		   size_t n, double writes_per_resize, long rss);
+void report_cold(const struct bench *b, uint64_t *cold, uint64_t *cold_fd, size_t n,
+		 uint64_t gap_us);
 void report_kubelet(const struct bench *b, struct kubelet_figures *f);
 
 /* kubelet.c */

@@ -152,6 +152,14 @@ pid_t spawn_in(const char *rel)
 	return kid;
 }
 
+/* Shared container i's b->tasks processes, in its cgroup rel (a write of
+ * cpuset.cpus moves each: the kernel's cost grows with them). */
+void spawn_shared(struct bench *b, int i, const char *rel)
+{
+	for (int k = 0; k < b->tasks; k++)
+		b->kids[(size_t)i * (size_t)b->tasks + (size_t)k] = spawn_in(rel);
+}
+
 /* The daemon's config file: the -o lines, else empty (the defaults). */
 void write_conf(const struct bench *b, const char *path)
 {
@@ -254,7 +262,7 @@ void setup(struct bench *b)
 	mkcg_inner(rel);
 	get("/sys/devices/system/cpu/online", online, sizeof(online));
 	pools(b, online);
-	b->kids = calloc((size_t)b->n, sizeof(*b->kids));
+	b->kids = calloc((size_t)b->n * (size_t)(b->tasks ? b->tasks : 1), sizeof(*b->kids));
 	for (int i = 0; i < b->n; i++) {
 		shared_path(b, i, rel, sizeof(rel));
 		*strrchr(rel, '/') = '\0';
@@ -278,7 +286,7 @@ void teardown(void)
 	if (b->stress > 0)
 		kill(-b->stress, SIGTERM);
 
-	for (int i = 0; b->kids && i < b->n; i++)
+	for (int i = 0; b->kids && i < b->n * b->tasks; i++)
 		if (b->kids[i] > 0)
 			kill(b->kids[i], SIGKILL);
 	while (wait(NULL) > 0 || errno == EINTR)
