@@ -310,6 +310,27 @@ void controller_request_of(const struct controller *c, const struct container *c
  * container, not again at every resync. */
 void controller_skip_sched_rebuild(struct controller *c, struct container *ct);
 
+/* --- controller_forget.c --- */
+
+/*
+ * Removes every trace of ct and frees it, in one fixed order (the table,
+ * the v2 plan, the placement map entry, telemetry, the policy's book with
+ * the pools converging and the quota given back, NRI's pointer to a
+ * pending container, the pod's errors, the record; why: controller_forget.c).
+ * ct: in the table (a removed cgroup) or not (NRI's pending or refused
+ * container). event_ns: the event's CLOCK_MONOTONIC stamp for the
+ * convergence figure (0: not timed). Every step runs; returns 0 or
+ * -ENOMEM (a pool resize ran short: the next resync corrects it).
+ * A record that never joined any table is freed with container_free;
+ * a resync rebuilds every table at once and frees the old records so.
+ */
+int controller_forget(struct controller *c, struct container *ct, uint64_t event_ns);
+
+/* Errors live as long as their pod: until no container cgroup of it is
+ * left (the sandbox's goes last). O(errors x containers), only at rmdir
+ * of a container and when there are errors at all. */
+void controller_prune_errors(struct controller *c);
+
 /* --- controller_apply.c --- */
 
 /* Brings one container to its decision. Shared: the current pool, mems
@@ -395,12 +416,6 @@ bool controller_message_queue(struct controller *c, struct container *ct);
  */
 struct container *controller_message_take(struct controller *c, uint64_t now_us);
 
-/* --- controller_events.c --- */
-
-/* Errors live as long as their pod: until no container cgroup of it is
- * left (the sandbox's goes last). O(errors x containers), only at rmdir
- * of a container and when there are errors at all. */
-void controller_prune_errors(struct controller *c);
 
 /* --- controller_exec.c --- */
 
