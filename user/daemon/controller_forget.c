@@ -56,14 +56,14 @@ static void forget_plan(struct controller *c, struct container *ct, struct forge
 
 static void forget_placement(struct controller *c, struct container *ct, struct forget *f)
 {
-	if (f->in_table && c->bpf && ct->cgroup_id)
-		bpf_events_del_placement(c->bpf, ct->cgroup_id);
+	if (f->in_table)
+		controller_unmap(c, ct);	/* controller_write.c: the map's one writer */
 }
 
 static void forget_telemetry(struct controller *c, struct container *ct, struct forget *f)
 {
-	if (f->in_table && c->tel && ct->cgroup_id)
-		bpf_telemetry_forget_cgroup(c->tel, ct->cgroup_id);
+	if (f->in_table)
+		controller_telemetry_forget(c, ct);
 }
 
 /* The policy's book, the pools that widen (converged, mirrored into the

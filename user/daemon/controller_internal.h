@@ -227,6 +227,11 @@ int controller_sync_map(struct controller *c, struct container *ct);
  * resync. No-op without BPF. */
 void controller_prune_map(struct controller *c);
 
+/* Deletes ct's placement map entry (its cgroup went: controller_forget's
+ * placement step). No-op without BPF or a cgroup id. Cannot fail: a key
+ * left behind is pruned at the next resync. */
+void controller_unmap(struct controller *c, struct container *ct);
+
 /* Writes ct's cpuset file f (cpuset.cpus or .mems) = m (CPU or node ids)
  * unless *known says *applied holds m already; cpuset.cpus through ct's
  * kept fd, with the placement map widened first. On success *applied = m,
@@ -330,6 +335,13 @@ int controller_forget(struct controller *c, struct container *ct, uint64_t event
  * left (the sandbox's goes last). O(errors x containers), only at rmdir
  * of a container and when there are errors at all. */
 void controller_prune_errors(struct controller *c);
+
+/* --- controller_telemetry.c --- */
+
+/* Deletes ct's telemetry stats (cgroup_stats); after its placement map
+ * entry is gone. No-op without telemetry or a cgroup id. Cannot fail: a
+ * key left behind is pruned after the next resync. */
+void controller_telemetry_forget(struct controller *c, const struct container *ct);
 
 /* --- controller_apply.c --- */
 
