@@ -4,7 +4,8 @@
  * owner per container"): its steps run in the documented order, and
  * after a container's rmdir no table the controller keeps holds a trace
  * of it (the table and its indexes, the policy's book, the pod's errors,
- * NRI's record), on the v1 and v2 trees of test_controller.h. The BPF
+ * NRI's record), on the v1 and v2 trees of test_controller.h; nor after a
+ * resync that finds a container gone whose rmdir was never seen. The BPF
  * maps are not there without BPF; the integration lane covers them.
  */
 #include "test_controller.h"
@@ -126,6 +127,27 @@ static void test_exit_then_rmdir(void **state)
 	assert_string_equal(traces(f, &g, buf, sizeof(buf)), "");
 }
 
+/* A removal the daemon never heard of (its rmdir event lost, or made while
+ * it was down): the resync rebuilds every table from the live tree, and
+ * no trace of it is left either; its CPUs are free again. */
+static void test_resync_forgets_missed_rmdir(void **state)
+{
+	struct fx *f = *state;
+	struct ct g = start(f, POD_QOS_GUARANTEED, 2);
+	struct ct big = start(f, POD_QOS_GUARANTEED, 8);
+	char buf[256];
+
+	assert_string_equal(traces(f, &big, buf, sizeof(buf)), "table policy errors");
+	remove_ct(f, &g);
+	remove_ct(f, &big);
+	assert_string_equal(traces(f, &g, buf, sizeof(buf)), "table policy");
+	assert_int_equal(controller_resync(f->c), 0);
+	assert_string_equal(traces(f, &g, buf, sizeof(buf)), "");
+	assert_string_equal(traces(f, &big, buf, sizeof(buf)), "");
+	g = start(f, POD_QOS_GUARANTEED, 7);
+	assert_exclusive(f, &g, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +157,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_rmdir_keeps_traces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_then_rmdir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_then_rmdir, setup_v2, teardown),
+		cmocka_unit_test_setup_teardown(test_resync_forgets_missed_rmdir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resync_forgets_missed_rmdir, setup_v2, teardown),
 	};
 
 	return cmocka_run_group_tests_name("controller, one release per container, v1 and v2 ("
