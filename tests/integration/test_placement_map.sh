@@ -6,7 +6,8 @@
 #   1. An older layout's pins (an upgrade) go at start; a directory that
 #      holds anything not ours stays.
 #   2. 1,000 containers, 900 of them removed while the daemon is down:
-#      after its restart the map holds exactly the live containers.
+#      after its restart the map holds exactly the live containers. One
+#      removed while it is up loses its entry at its rmdir.
 #   3. A map made full on purpose (junk keys, one bpf(2) batch update): a
 #      new container's entry fails and that is logged once, counted and
 #      listed for its pod; a rejected container is still killed at its
@@ -60,6 +61,15 @@ fake() { echo "$IT_CPUSET${pods[$1 % 10]}/$(printf 'f%063x' "$1")"; }
 for i in $(seq 1000); do mkdir "$(fake "$i")"; done
 check "1,000 containers placed: the map holds every live container" wait_for 60 same_keys
 it_log "placement map: $(map_keys | wc -l) entries"
+# One more, removed while the daemon is up: its rmdir deletes its entry
+# at once (controller_forget), not the prune after a resync.
+mkdir "$(fake 1001)"
+id=$(stat -c %i "$(fake 1001)")
+no_key() { ! has_key "$1"; }
+check "a container made while the daemon is up has its entry" wait_for 10 has_key "$id"
+rmdir "$(fake 1001)"
+check "its rmdir deletes the entry at once, nothing pruned" wait_for 10 no_key "$id"
+check "... placement_map_pruned still 0" wait_for 10 jqs '.counters.placement_map_pruned == 0'
 daemon_kill9
 for i in $(seq 101 1000); do rmdir "$(fake "$i")"; done
 check "daemon restarts" daemon_start "$ROOT"

@@ -291,6 +291,69 @@ static void test_outside_root(void **state)
 	reply_free(&r);
 }
 
+/* The steps of controller_forget still holding a trace of t, as one
+ * string ("" = none). */
+static const char *traces(const struct fx *f, const struct nct *t, char *buf, size_t len)
+{
+	const char *names[16];
+	size_t n = controller_traces(f->c, t->id, t->nc.id, names, 16);
+
+	assert_true(n <= 16);
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strncat(buf, " ", len - strlen(buf) - 1);
+		strncat(buf, names[i], len - strlen(buf) - 1);
+	}
+	return buf;
+}
+
+/*
+ * One release per container (controller_forget): a container admitted at
+ * CreateContainer and removed before its cgroup was made leaves no trace
+ * and gives its CPUs back; a refused one leaves only its pod's error
+ * (kubelet's next attempt adds to it); a placed one keeps NRI's record
+ * after its rmdir until RemoveContainer.
+ */
+static void test_forget(void **state)
+{
+	struct fx *f = *state;
+	struct nct p = new_nct(f, POD_QOS_GUARANTEED, 2);
+	struct nct big = new_nct(f, POD_QOS_GUARANTEED, 8);
+	struct nct g = new_nct(f, POD_QOS_GUARANTEED, 2);
+	char buf[256], path[CGFS_PATH_MAX + 200];
+	struct nri_reply r;
+	struct snapshot s;
+
+	create(f, &p, &r);
+	assert_true(r.adjust);
+	reply_free(&r);
+	assert_string_equal(traces(f, &p, buf, sizeof(buf)), "policy nri");
+	f->h.remove(f->c, p.nc.id, "");
+	assert_string_equal(traces(f, &p, buf, sizeof(buf)), "");
+	assert_int_equal(controller_snapshot(f->c, &s), 0);
+	tl_assert_mask(&s.shared_pool, "0-7");	/* its CPUs are back */
+	snapshot_release(&s);
+
+	create(f, &big, &r);
+	assert_true(r.error[0]);
+	reply_free(&r);
+	assert_string_equal(traces(f, &big, buf, sizeof(buf)), "errors");
+
+	create(f, &g, &r);
+	start_as_told(f, &g, &r);
+	reply_free(&r);
+	assert_string_equal(traces(f, &g, buf, sizeof(buf)), "table policy nri");
+	snprintf(path, sizeof(path), "%s%s", f->cpuset, g.path);
+	tl_rm_tree(path);
+	snprintf(path, sizeof(path), "%s%s", f->cpu, g.path);
+	tl_rm_tree(path);
+	send(f, CPUSETD_EV_RMDIR, g.path, g.id, 0);
+	assert_string_equal(traces(f, &g, buf, sizeof(buf)), "nri");
+	f->h.remove(f->c, g.nc.id, "");
+	assert_string_equal(traces(f, &g, buf, sizeof(buf)), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +365,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_late_either_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_created_without_nri, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outside_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("controller's NRI handlers on a v1 tree (" SNAP ")",

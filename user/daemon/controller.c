@@ -17,6 +17,8 @@
  *   controller_telemetry.c the telemetry maps user space owns
  *   controller_isolate.c   host isolation: when to pass (user/host does it)
  *   controller_table.c     the container table and what each container is
+ *   controller_forget.c    one release of a container that goes: every table
+ *                          holding a trace of it, in one order
  *   controller_nri.c       NRI's requests: placement at CreateContainer
  *   controller_nri_book.c  NRI's records by container id, and the mkdir of a
  *                          container NRI placed (confirmed) or never saw

@@ -241,4 +241,21 @@ int controller_nri_outbox(struct controller *c, struct nri_update **ret, size_t 
 void controller_nri_untell(struct controller *c, const struct nri_update *u, size_t n);
 void controller_nri_state(const struct controller *c, struct snapshot_nri *ret);
 
+/*
+ * The release steps of a container that goes away, by name, in the order
+ * controller_forget runs them ("table", ..., "record"): up to max into
+ * ret; returns their number. Cannot fail.
+ */
+size_t controller_forget_order(const char **ret, size_t max);
+
+/*
+ * The names of the steps whose table still holds a trace of the
+ * container with cgroup_id (0: none) or container_id (64 hex; NULL:
+ * none): up to max into ret; returns their number (0: no trace). Only
+ * the tables user space can see: the BPF maps and the record's own
+ * memory are not reported. Cannot fail.
+ */
+size_t controller_traces(const struct controller *c, uint64_t cgroup_id, const char *container_id,
+			 const char **ret, size_t max);
+
 #endif

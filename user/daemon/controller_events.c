@@ -60,32 +60,9 @@ static int on_mkdir(struct controller *c, const struct cpusetd_event *ev)
 	return r;
 }
 
-static bool pod_has_cgroup(const char *pod_uid, void *ctx)
-{
-	const struct controller *c = ctx;
-	size_t it = 0;
-	const char *k;
-	void *v;
-
-	while (strmap_next(c->by_path, &it, &k, &v))
-		if (strcmp(((struct container *)v)->meta.pod_uid, pod_uid) == 0)
-			return true;
-	return false;
-}
-
-/* Errors live as long as their pod: until no container cgroup of it is
- * left (the sandbox's goes last). O(errors x containers), only at rmdir
- * of a container and when there are errors at all. */
-void controller_prune_errors(struct controller *c)
-{
-	if (pod_errors_count(c->errors) && pod_errors_prune(c->errors, pod_has_cgroup, c))
-		c->dirty = true;
-}
-
 static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
 {
 	struct container *ct = strmap_get(c->by_path, ev->path);
-	int r;
 
 	if (!ct) {
 		controller_plan_forget(c, ev->path);	/* a pod or QoS slice */
@@ -105,17 +82,8 @@ static int on_rmdir(struct controller *c, const struct cpusetd_event *ev)
 		c->n.events_stale++;	/* an older cgroup of that name */
 		return 0;
 	}
-	controller_table_del(c, ct);
-	controller_plan_remove(c, ct);
-	if (c->bpf && ct->cgroup_id)
-		bpf_events_del_placement(c->bpf, ct->cgroup_id);
-	if (c->tel && ct->cgroup_id)	/* after the placement: BPF would re-create it */
-		bpf_telemetry_forget_cgroup(c->tel, ct->cgroup_id);
 	log_info("%s (%.12s): gone", ct->name, ct->info.container_id);
-	r = controller_release(c, ct, ev->ts_ns);
-	container_free(ct);
-	controller_prune_errors(c);
-	return r;
+	return controller_forget(c, ct, ev->ts_ns);	/* every trace, in one order */
 }
 
 /*

@@ -227,6 +227,11 @@ int controller_sync_map(struct controller *c, struct container *ct);
  * resync. No-op without BPF. */
 void controller_prune_map(struct controller *c);
 
+/* Deletes ct's placement map entry (its cgroup went: controller_forget's
+ * placement step). No-op without BPF or a cgroup id. Cannot fail: a key
+ * left behind is pruned at the next resync. */
+void controller_unmap(struct controller *c, struct container *ct);
+
 /* Writes ct's cpuset file f (cpuset.cpus or .mems) = m (CPU or node ids)
  * unless *known says *applied holds m already; cpuset.cpus through ct's
  * kept fd, with the placement map widened first. On success *applied = m,
@@ -309,6 +314,34 @@ void controller_request_of(const struct controller *c, const struct container *c
 /* Best effort, only a speed-up for later resizes (see cgfs.h); once per
  * container, not again at every resync. */
 void controller_skip_sched_rebuild(struct controller *c, struct container *ct);
+
+/* --- controller_forget.c --- */
+
+/*
+ * Removes every trace of ct and frees it, in one fixed order (the table,
+ * the v2 plan, the placement map entry, telemetry, the policy's book with
+ * the pools converging and the quota given back, NRI's pointer to a
+ * pending container, the pod's errors, the record; why: controller_forget.c).
+ * ct: in the table (a removed cgroup) or not (NRI's pending or refused
+ * container). event_ns: the event's CLOCK_MONOTONIC stamp for the
+ * convergence figure (0: not timed). Every step runs; returns 0 or
+ * -ENOMEM (a pool resize ran short: the next resync corrects it).
+ * A record that never joined any table is freed with container_free;
+ * a resync rebuilds every table at once and frees the old records so.
+ */
+int controller_forget(struct controller *c, struct container *ct, uint64_t event_ns);
+
+/* Errors live as long as their pod: until no container cgroup of it is
+ * left (the sandbox's goes last). O(errors x containers), only at rmdir
+ * of a container and when there are errors at all. */
+void controller_prune_errors(struct controller *c);
+
+/* --- controller_telemetry.c --- */
+
+/* Deletes ct's telemetry stats (cgroup_stats); after its placement map
+ * entry is gone. No-op without telemetry or a cgroup id. Cannot fail: a
+ * key left behind is pruned after the next resync. */
+void controller_telemetry_forget(struct controller *c, const struct container *ct);
 
 /* --- controller_apply.c --- */
 
@@ -395,12 +428,6 @@ bool controller_message_queue(struct controller *c, struct container *ct);
  */
 struct container *controller_message_take(struct controller *c, uint64_t now_us);
 
-/* --- controller_events.c --- */
-
-/* Errors live as long as their pod: until no container cgroup of it is
- * left (the sandbox's goes last). O(errors x containers), only at rmdir
- * of a container and when there are errors at all. */
-void controller_prune_errors(struct controller *c);
 
 /* --- controller_exec.c --- */
 

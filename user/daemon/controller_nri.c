@@ -352,18 +352,11 @@ static int reply_updates(struct controller *c, struct nri_reply *reply)
 static int drop_pending(struct controller *c, struct nri_rec *r, const char *why)
 {
 	struct container *ct = r->pending;
-	int ret = 0;
 
-	r->pending = NULL;
+	r->pending = NULL;	/* r may be out of the records already (forget) */
 	ct_log(LOG_INFO, ct, "released", "%s (%.12s): %s before its cgroup was made; released",
 	       ct->name, ct->info.container_id, why);
-	if (policy_release(c->policy, ct->info.container_id)) {
-		ret = controller_resize_pools(c);
-		controller_sync_pooled_maps(c);
-	}
-	container_free(ct);
-	c->dirty = true;
-	return ret == -ENOMEM ? ret : 0;
+	return controller_forget(c, ct, 0);
 }
 
 /* The same text as a termination message of today's rejection
@@ -391,7 +384,6 @@ static void refuse(struct controller *c, struct container *ct, struct nri_reply 
 	c->admission_errors[ct->d.err]++;
 	c->n.nri_refused_at_create++;
 	controller_note_pod_error(c, ct, policy_error_name(ct->d.err), ct->d.reason, "rejected");
-	policy_release(c->policy, ct->info.container_id);	/* recorded as shared: no pool moves */
 	c->dirty = true;
 }
 
@@ -440,9 +432,9 @@ static int admit_pending(struct controller *c, struct nri_rec *r, struct contain
 	}
 	if (ct->d.err && ct->d.reject && reply && !c->cfg->dry_run) {
 		refuse(c, ct, reply);
-		container_free(ct);
 		*refused = true;
-		return 0;
+		/* Recorded as shared: the book lets it go, no pool moves. */
+		return controller_forget(c, ct, 0);
 	}
 	ct->nri_placed = true;
 	ct->nri_decided_ns = clock_ns(CLOCK_MONOTONIC);

@@ -57,3 +57,13 @@ void controller_sync_telemetry(struct controller *c)
 	else if (r > 0)
 		log_debug("telemetry: dropped the stats of %d containers that are gone", r);
 }
+
+/* The stats of a container that goes (controller_forget's telemetry
+ * step, after its placement entry: BPF re-creates the stats of a cgroup
+ * the placement map still lists). A failure is left to the prune after
+ * the next resync. */
+void controller_telemetry_forget(struct controller *c, const struct container *ct)
+{
+	if (c->tel && ct->cgroup_id)
+		bpf_telemetry_forget_cgroup(c->tel, ct->cgroup_id);
+}

@@ -270,3 +270,12 @@ void controller_prune_map(struct controller *c)
 			 r == 1 ? "y" : "ies");
 	}
 }
+
+/* The entry of a container that goes (controller_forget): deleted here,
+ * so this file stays the one writer of the map. A failure changes
+ * nothing for anyone: the next resync's prune takes the key. */
+void controller_unmap(struct controller *c, struct container *ct)
+{
+	if (c->bpf && ct->cgroup_id)
+		bpf_events_del_placement(c->bpf, ct->cgroup_id);
+}
