@@ -25,13 +25,7 @@ static const char *traces(const struct fx *f, const struct ct *ct, char *buf, si
 	size_t n = controller_traces(f->c, ct->id, id_of(ct), names, MAX_STEPS);
 
 	assert_true(n <= MAX_STEPS);
-	buf[0] = '\0';
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			strncat(buf, " ", len - strlen(buf) - 1);
-		strncat(buf, names[i], len - strlen(buf) - 1);
-	}
-	return buf;
+	return tl_join(names, n, buf, len);
 }
 
 static void rmdir_ct(struct fx *f, const struct ct *ct)

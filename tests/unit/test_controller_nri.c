@@ -299,13 +299,7 @@ static const char *traces(const struct fx *f, const struct nct *t, char *buf, si
 	size_t n = controller_traces(f->c, t->id, t->nc.id, names, 16);
 
 	assert_true(n <= 16);
-	buf[0] = '\0';
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			strncat(buf, " ", len - strlen(buf) - 1);
-		strncat(buf, names[i], len - strlen(buf) - 1);
-	}
-	return buf;
+	return tl_join(names, n, buf, len);
 }
 
 /*

@@ -114,4 +114,17 @@ static inline int tl_snapshot_group_setup(const char *name, char *dir_template,
 	return 0;
 }
 
+/* names[0..n) joined by single spaces into buf (len bytes, cut to fit);
+ * returns buf ("" for n = 0). */
+static inline const char *tl_join(const char *const *names, size_t n, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strncat(buf, " ", len - strlen(buf) - 1);
+		strncat(buf, names[i], len - strlen(buf) - 1);
+	}
+	return buf;
+}
+
 #endif
