@@ -56,6 +56,7 @@ POLICY_SRCS    := $(wildcard user/policy/*.c)
 CONFIG_SRCS    := $(wildcard user/config/*.c)
 TELEMETRY_SRCS := $(wildcard user/telemetry/*.c)
 HOST_SRCS      := $(wildcard user/host/*.c)
+ENFORCE_SRCS   := $(wildcard user/enforce/*.c)
 BPF_LOAD_SRCS  := $(wildcard user/bpf/*.c)
 EXPORT_SRCS    := $(wildcard user/export/*.c)
 PROCESS_SRCS   := $(wildcard user/process/*.c)
@@ -74,7 +75,7 @@ CTL_SRCS       := $(wildcard tools/cpusetctl/*.c)
 # benchmarks and the unit tests link the same objects.
 PURE_SRCS := $(BASE_SRCS) $(CGROUPFS_SRCS) $(TOPO_SRCS) $(META_SRCS) $(ALLOC_SRCS) \
 	     $(POLICY_SRCS) $(CONFIG_SRCS) $(TELEMETRY_SRCS) $(NRI_SRCS)
-LIB_SRCS  := $(PURE_SRCS) $(HOST_SRCS) $(BPF_LOAD_SRCS) $(EXPORT_SRCS) $(PROCESS_SRCS) \
+LIB_SRCS  := $(PURE_SRCS) $(HOST_SRCS) $(ENFORCE_SRCS) $(BPF_LOAD_SRCS) $(EXPORT_SRCS) $(PROCESS_SRCS) \
 	     $(REJECT_SRCS) $(RELEASE_SRCS) $(DAEMON_SRCS)
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 

@@ -309,44 +309,32 @@ bool cgfs_running_is_own(const struct cgfs *cg)
 	return cg && !cg->m.cpuset_on_v2;
 }
 
-/*
- * The last cpulist this thread formatted, with its newline: a v1 resize
- * writes the same pool to every shared container, so it is formatted once
- * a resize, not once a container. Per thread, so no lock; len < 0: none.
- */
-static __thread struct {
-	struct cpumask m;
-	int len;
-	char buf[CPULIST_MAX + 1];
-} last_list = { .len = -1 };
-
-/* m's cpulist and "\n" in last_list; its length, or -errno. */
-static int format_list(const struct cpumask *m)
+int cgfs_list_of(struct cgfs_list *l, const struct cpumask *m)
 {
 	int n;
 
-	if (last_list.len >= 0 && cpumask_equal(&last_list.m, m))
-		return last_list.len;
-	last_list.len = -1;
-	n = cpulist_format(m, last_list.buf, sizeof(last_list.buf) - 1);
+	if (!l || !m)
+		return -EINVAL;
+	if (l->len > 0 && cpumask_equal(&l->m, m))
+		return 0;
+	l->len = 0;
+	n = cpulist_format(m, l->text, sizeof(l->text) - 1);
 	if (n < 0)
 		return n;
-	strcpy(last_list.buf + n, "\n");
-	last_list.m = *m;
-	last_list.len = n + 1;
-	return last_list.len;
+	strcpy(l->text + n, "\n");
+	l->m = *m;
+	l->len = n + 1;
+	return 0;
 }
 
-/* One write(2) of m's cpulist through *fd, opening it first when it is
+/* One write(2) of l's text through *fd, opening it first when it is
  * -1 (the caller owns and closes it). Returns 0, -ENOENT (vanished), -errno. */
-static int write_mask_fd(struct cgfs *cg, const char *path, const char *file,
-			 const struct cpumask *m, int *fd)
+static int write_list_fd(struct cgfs *cg, const char *path, const char *file,
+			 const struct cgfs_list *l, int *fd)
 {
-	int n = format_list(m);
+	int n = l->len;
 	ssize_t k;
 
-	if (n < 0)
-		return n;
 	if (*fd < 0) {
 		int r = cgfs__open(cg->cpuset_fd, path, file, O_WRONLY);
 
@@ -354,15 +342,25 @@ static int write_mask_fd(struct cgfs *cg, const char *path, const char *file,
 			return r;
 		*fd = r;
 	}
-	k = write(*fd, last_list.buf, (size_t)n);
+	k = write(*fd, l->text, (size_t)n);
 	if (k < 0)
 		k = cgfs__vanished(-errno);
 	else if (k != n)
 		k = -EIO;
 	if (k < 0)
-		log_debug("cgfs: write %s/%s \"%.*s\": %s", path, file, n - 1, last_list.buf,
+		log_debug("cgfs: write %s/%s \"%.*s\": %s", path, file, n - 1, l->text,
 			  strerror((int)-k));
 	return (int)(k < 0 ? k : 0);
+}
+
+/* m's cpulist through *fd (write_list_fd), formatted here. */
+static int write_mask_fd(struct cgfs *cg, const char *path, const char *file,
+			 const struct cpumask *m, int *fd)
+{
+	struct cgfs_list l = { .len = 0 };
+	int r = cgfs_list_of(&l, m);
+
+	return r < 0 ? r : write_list_fd(cg, path, file, &l, fd);
 }
 
 static int write_mask(struct cgfs *cg, const char *path, const char *file,
@@ -430,13 +428,13 @@ static int widen_ancestors(struct cgfs *cg, const char *root, const char *path,
 	return widened;
 }
 
-int cgfs_write_cpuset_fd(struct cgfs *cg, const char *root, const char *path,
-			 enum cgfs_cpuset_file f, const struct cpumask *m, int *fd)
+int cgfs_write_cpuset_list_fd(struct cgfs *cg, const char *root, const char *path,
+			      enum cgfs_cpuset_file f, const struct cgfs_list *l, int *fd)
 {
 	const char *file;
 	int r, w;
 
-	if (!cg || !root || !path || !m || !fd)
+	if (!cg || !root || !path || !l || l->len <= 0 || !fd)
 		return -EINVAL;
 	if (f == CGFS_EFFECTIVE_CPUS || f == CGFS_EFFECTIVE_MEMS)
 		return -EPERM;
@@ -445,20 +443,32 @@ int cgfs_write_cpuset_fd(struct cgfs *cg, const char *root, const char *path,
 		return -EINVAL;
 
 	if (cg->m.cpuset_on_v2) {
-		r = widen_ancestors(cg, root, path, f, m);
-		return r < 0 ? r : write_mask_fd(cg, path, file, m, fd);
+		r = widen_ancestors(cg, root, path, f, &l->m);
+		return r < 0 ? r : write_list_fd(cg, path, file, l, fd);
 	}
-	if (cpumask_empty(m))
+	if (cpumask_empty(&l->m))
 		return -EINVAL;
 	/* v1 refuses a set its parent does not hold with EACCES
 	 * (cpuset1_validate_change); EINVAL/ENOSPC are taken alike. */
-	r = write_mask_fd(cg, path, file, m, fd);
+	r = write_list_fd(cg, path, file, l, fd);
 	if (r != -EACCES && r != -EINVAL && r != -ENOSPC)
 		return r;
-	w = widen_ancestors(cg, root, path, f, m);
+	w = widen_ancestors(cg, root, path, f, &l->m);
 	if (w <= 0)
 		return w < 0 ? w : r;
-	return write_mask_fd(cg, path, file, m, fd);
+	return write_list_fd(cg, path, file, l, fd);
+}
+
+int cgfs_write_cpuset_fd(struct cgfs *cg, const char *root, const char *path,
+			 enum cgfs_cpuset_file f, const struct cpumask *m, int *fd)
+{
+	struct cgfs_list l = { .len = 0 };
+	int r;
+
+	if (!m)
+		return -EINVAL;
+	r = cgfs_list_of(&l, m);
+	return r < 0 ? r : cgfs_write_cpuset_list_fd(cg, root, path, f, &l, fd);
 }
 
 int cgfs_write_cpuset(struct cgfs *cg, const char *root, const char *path,

@@ -192,6 +192,29 @@ int cgfs_write_cpuset(struct cgfs *cg, const char *root, const char *path,
 int cgfs_write_cpuset_fd(struct cgfs *cg, const char *root, const char *path,
 			 enum cgfs_cpuset_file f, const struct cpumask *m, int *fd);
 
+/* A cpulist as written: m's text with its newline (len bytes, 0 = none
+ * yet). Zero-initialise it; cgfs_list_of formats it. */
+struct cgfs_list {
+	struct cpumask m;
+	int len;
+	char text[CPULIST_MAX + 1];
+};
+
+/*
+ * l holds m's text: formatted unless l holds m already, so a caller that
+ * writes one set to many cgroups (a pool's resize) formats it once.
+ * Returns 0, -EINVAL (NULL), -ENOSPC (cannot happen with CPULIST_MAX).
+ */
+int cgfs_list_of(struct cgfs_list *l, const struct cpumask *m);
+
+/*
+ * cgfs_write_cpuset_fd with the set as l (cgfs_list_of), its text not
+ * formatted again. -EINVAL also for a list never formatted. Same returns
+ * otherwise.
+ */
+int cgfs_write_cpuset_list_fd(struct cgfs *cg, const char *root, const char *path,
+			      enum cgfs_cpuset_file f, const struct cgfs_list *l, int *fd);
+
 /*
  * v2 only: writes m to path's cpuset.cpus exactly as given, through *fd
  * as cgfs_write_cpuset_fd does (*fd = -1 the first time; the caller

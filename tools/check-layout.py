@@ -42,6 +42,7 @@ ALLOWED = {
     'config': {'base', 'topo', 'meta', 'alloc', 'policy', 'nri'},
     'telemetry': {'base'},
     'host': {'base', 'cgroupfs'},
+    'enforce': {'base', 'cgroupfs', 'bpf', 'telemetry'},
     'bpf': {'base', 'telemetry'},
     'export': {'base', 'topo', 'meta', 'alloc', 'policy', 'telemetry'},
     'nri': {'base', 'meta'},
@@ -50,7 +51,7 @@ ALLOWED = {
     'release': {'base', 'cgroupfs', 'topo', 'config', 'host', 'process'},
     'daemon': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
                'config', 'telemetry', 'bpf', 'export', 'host', 'nri',
-               'reject', 'process', 'release'},
+               'reject', 'process', 'release', 'enforce'},
     'tools': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
               'config', 'telemetry', 'export'},
 }
