@@ -3,8 +3,10 @@
  * The controller's life: set up over the daemon's config, cgroup
  * mounts and topology, torn down at exit. What it does is split by job:
  *   controller_events.c    BPF events in (mkdir, rmdir, populated), dispatch
- *   controller_apply.c     admit/release and converge: pools first, then sets
- *   controller_write.c     one cpuset write, the placement map beside it
+ *   controller_apply.c     admit/release and converge: which containers an
+ *                          event writes (user/enforce orders and writes them)
+ *   controller_write.c     what each write's result means for its record;
+ *                          the placement map's deletes and prune
  *   controller_plan.c      cgroup v2 hierarchical writes
  *   controller_reject.c    admission errors and on_error=reject
  *   controller_message.c   a rejection's termination message: which file, and
@@ -135,6 +137,7 @@ static void fini(struct controller *c)
 	c->writers = NULL;
 	c->errors = NULL;
 	controller_plan_free(c);
+	controller_targets_free(c);
 	controller_isolate_free(c);
 	policy_free(c->policy);
 	c->policy = NULL;

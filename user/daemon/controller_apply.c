@@ -2,12 +2,14 @@
 /*
  * Admit, release and converge.
  *
- * Ordering: when a pod takes CPUs, shared containers are shrunk first and
- * the exclusive container is written after, so the window in which both
- * run on a CPU is as short as the writes themselves; when a pod leaves,
- * its CPUs go back to the shared pool. The policy says whether the pools
- * moved (policy_decision.pools_changed, policy_release), so they are
- * computed once per event.
+ * Which containers an event writes, as enforce targets; the order of the
+ * writes is enforce_plan's (user/enforce/enforce.h: sets that give CPUs
+ * up first, then the host's share, then those that take; placement
+ * entries widened before and exact after), the writes enforce_exec's,
+ * and each result goes back to its container's record here
+ * (controller_write_result). The policy says whether the pools moved
+ * (policy_decision.pools_changed, policy_release), so they are computed
+ * once per event.
  *
  * On cgroup v2 (unless v2_writes = per-container) cpuset.cpus is not
  * written container by container: controller_plan.c writes each set at the
@@ -23,61 +25,178 @@
 #include "controller_internal.h"
 #include "controller_plan.h"
 
-/* Brings one container to its decision. Shared: the current pool, mems
- * untouched; on a pool part, the pool on its nodes and mems those nodes;
- * an empty pool is never written (tasks could not run).
- * Planned (v2): cpuset.cpus is the plan's (apply_one), only mems here. */
-void controller_apply(struct controller *c, struct container *ct)
+/*
+ * ct as an enforce target (user/enforce/enforce.h): what its decision
+ * writes, by the same choices for every caller. Shared: the current
+ * pool, mems untouched; on a pool part, the pool on its nodes and mems
+ * those nodes; an empty pool is never written (tasks could not run).
+ * Fixed sets: cpus and mems; a set with every CPU offline is not written
+ * (its cgroup keeps what the kernel left; logged by the hotplug).
+ * Planned (v2): cpuset.cpus is the tree's (controller_plan.c), only mems
+ * here. A container without a task holds nothing: no write.
+ */
+static void target_of(struct controller *c, struct container *ct, bool map_sync,
+		      struct enforce_target *t)
 {
+	bool pool = container_live(ct) && policy_pool_for(c->policy, &ct->d, &ct->d.cpus);
+
+	*t = (struct enforce_target){
+		.name = ct->name, .path = ct->path, .cpus_fd = &ct->cpus_fd,
+		.cpus = ct->d.cpus, .mems = ct->d.mems,
+		.cpus_known = ct->cpus_known, .cpus_have = ct->cpus_applied,
+		.mems_known = ct->mems_known, .mems_have = ct->mems_applied,
+		.map_sync = map_sync, .map_want = ct->d.cpus,
+	};
+	controller_entry_of(c, ct, t);
 	if (!container_live(ct))
-		return;		/* holds nothing: no task to place */
+		return;
 	if (controller_planned(c)) {
-		if (policy_pool_for(c->policy, &ct->d, &ct->d.cpus) && !pool_part(ct))
-			return;
-		controller_write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
+		t->write_mems = !pool || pool_part(ct);
 		return;
 	}
-	if (policy_pool_for(c->policy, &ct->d, &ct->d.cpus)) {
-		if (cpumask_empty(&ct->d.cpus))
-			return;
-		controller_write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
-		if (pool_part(ct))
-			controller_write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied,
-					     &ct->mems_known);
-		return;
-	}
-	/* Every CPU of a fixed set offline: nothing of its own to run on;
-	 * its cgroup keeps what the kernel left (logged by the hotplug). */
 	if (cpumask_empty(&ct->d.cpus))
 		return;
-	/* cpus before mems: if the mems write fails the container still
-	 * runs on its own CPUs, only its memory is not yet node-local. */
-	controller_write_set(c, ct, CGFS_CPUS, &ct->d.cpus, &ct->cpus_applied, &ct->cpus_known);
-	controller_write_set(c, ct, CGFS_MEMS, &ct->d.mems, &ct->mems_applied, &ct->mems_known);
+	t->write_cpus = true;
+	t->write_mems = !pool || pool_part(ct);
+}
+
+/* The event's targets, kept across events: a resize allocates nothing. */
+static int add_target(struct controller *c, struct container *ct, bool map_sync)
+{
+	struct controller_targets *e = &c->enf;
+
+	if (e->n == e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 64;
+		struct enforce_target *t = realloc(e->t, cap * sizeof(*t));
+		struct container **cts = t ? realloc(e->ct, cap * sizeof(*cts)) : NULL;
+
+		if (t)
+			e->t = t;
+		if (!cts)
+			return -ENOMEM;
+		e->ct = cts;
+		e->cap = cap;
+	}
+	target_of(c, ct, map_sync, &e->t[e->n]);
+	e->ct[e->n++] = ct;
+	return 0;
+}
+
+void controller_targets_free(struct controller *c)
+{
+	enforce_plan_free(&c->enf.plan);
+	free(c->enf.t);
+	free(c->enf.ct);
+	free(c->enf.res);
+	c->enf = (struct controller_targets){ 0 };
+}
+
+static void host_share(void *ctx)
+{
+	controller_isolate_sync(ctx, false);
+}
+
+/* Plans c->enf's targets and writes ops[from..to), each result to its
+ * container's record (controller_write_result). */
+static void exec_range(struct controller *c, size_t from, size_t to)
+{
+	struct controller_targets *e = &c->enf;
+	struct enforce_io io = { .cg = c->cg, .root = c->root, .bpf = c->bpf,
+				 .dry_run = c->cfg->dry_run, .host = host_share, .ctx = c };
+
+	enforce_exec(&io, e->t, &e->plan, from, to, e->res);
+	for (size_t k = from; k < to; k++) {
+		const struct enforce_op *op = &e->plan.ops[k];
+
+		if (op->kind != ENFORCE_HOST)
+			controller_write_result(c, e->ct[op->target], op, e->res[k]);
+	}
+}
+
+static int plan_targets(struct controller *c, unsigned flags)
+{
+	struct controller_targets *e = &c->enf;
+	int r = enforce_plan(e->t, e->n, flags, &e->plan);
+
+	if (r < 0)
+		return r;
+	if (e->plan.n > e->res_cap) {
+		int *res = realloc(e->res, e->plan.cap * sizeof(*res));
+
+		if (!res)
+			return -ENOMEM;
+		e->res = res;
+		e->res_cap = e->plan.cap;
+	}
+	return 0;
+}
+
+static void record_convergence(struct controller *c, uint64_t event_ns);
+
+/* converge flags */
+#define WITH_POOLS	0x1u	/* every pooled container to its pool, and the host */
+#define WITH_MAPS	0x2u	/* the exact placement entries after the writes */
+
+/*
+ * One event's writes, on v1 (or v2 with per-container writes): ct (may
+ * be NULL) and, WITH_POOLS, every pooled container, in the order
+ * enforce_plan gives (sets that give CPUs up first, then the host's
+ * share, then those that take; entries widened before and exact after).
+ * event_ns: a convergence sample ends after the writes (0: none).
+ * Returns 0 or -ENOMEM (nothing written then).
+ */
+static int converge(struct controller *c, struct container *ct, unsigned flags,
+		    uint64_t event_ns)
+{
+	struct controller_targets *e = &c->enf;
+	bool maps = flags & WITH_MAPS;
+	size_t it = 0;
+	const char *k;
+	void *v;
+	int r = 0;
+
+	e->n = 0;
+	if (flags & WITH_POOLS) {
+		c->n.resizes++;
+		while (!r && strmap_next(c->by_path, &it, &k, &v))
+			if (pooled(v) && v != ct)
+				r = add_target(c, v, maps);
+	}
+	if (!r && ct)
+		r = add_target(c, ct, maps);
+	if (!r)
+		r = plan_targets(c, flags & WITH_POOLS ? ENFORCE_WITH_HOST : 0);
+	if (r < 0) {
+		log_error("cgroup writes: out of memory planning them; retried at the next event");
+		return r;
+	}
+	c->pools_start_ns = clock_ns(CLOCK_MONOTONIC);
+	exec_range(c, 0, e->plan.writes_end);
+	c->pools_end_ns = clock_ns(CLOCK_MONOTONIC);
+	if (event_ns)
+		record_convergence(c, event_ns);
+	exec_range(c, e->plan.writes_end, e->plan.n);
+	return 0;
+}
+
+void controller_apply(struct controller *c, struct container *ct)
+{
+	if (container_live(ct))
+		converge(c, ct, 0, 0);
 }
 
 bool controller_off_decision(struct controller *c, struct container *ct, enum cgfs_cpuset_file f)
 {
-	bool pool, known = f == CGFS_CPUS ? ct->cpus_known : ct->mems_known;
-	const struct cpumask *have = f == CGFS_CPUS ? &ct->cpus_applied : &ct->mems_applied;
-	const struct cpumask *want;
+	struct enforce_target t;
 
 	if (!container_live(ct))
 		return false;
-	/* The same choices as controller_apply above, without the writes. */
 	if (f == CGFS_CPUS && controller_planned(c))
 		return controller_plan_off(c, ct);
-	pool = policy_pool_for(c->policy, &ct->d, &ct->d.cpus) && !pool_part(ct);
-	if (f == CGFS_MEMS) {
-		if (pool || (!controller_planned(c) && cpumask_empty(&ct->d.cpus)))
-			return false;	/* mems left as they are */
-		want = &ct->d.mems;
-	} else {
-		if (cpumask_empty(&ct->d.cpus))
-			return false;	/* an empty set is never written */
-		want = &ct->d.cpus;
-	}
-	return !known || !cpumask_equal(have, want);
+	target_of(c, ct, false, &t);	/* the same choices as controller_apply */
+	if (f == CGFS_MEMS)
+		return t.write_mems && (!t.mems_known || !cpumask_equal(&t.mems_have, &t.mems));
+	return t.write_cpus && (!t.cpus_known || !cpumask_equal(&t.cpus_have, &t.cpus));
 }
 
 /* One container to its decision; planned, the whole tree (a new
@@ -90,81 +209,17 @@ int controller_apply_one(struct controller *c, struct container *ct)
 	return r;
 }
 
-/* fn on every container that lives on a pool (shared or BE). */
-static void for_each_shared(struct controller *c,
-			    void (*fn)(struct controller *c, struct container *ct))
-{
-	size_t it = 0;
-	const char *k;
-	void *v;
-
-	while (strmap_next(c->by_path, &it, &k, &v))
-		if (pooled(v))
-			fn(c, v);
-}
-
-static void sync_one(struct controller *c, struct container *ct)
-{
-	controller_sync_map(c, ct);	/* a failure is handled there */
-}
-
-/* The pooled containers' placement entries, batched: one map update for
- * all of them (controller_set_maps) where one each cost a system call per
- * container. widen: only those whose set grows, to old ∪ their pool,
- * before the writes (controller_widen_map's rule); else every pooled one
- * with a cgroup id to its decision, after them (controller_sync_map's). */
-static void pooled_maps(struct controller *c, bool widen)
-{
-	size_t cap = strmap_count(c->by_path), n = 0, it = 0;
-	struct container **cts;
-	struct cpumask *ms, pool;
-	const char *k;
-	void *v;
-
-	if (!c->bpf || !cap || (widen && c->cfg->dry_run))
-		return;
-	cts = malloc(cap * sizeof(*cts));
-	ms = malloc(cap * sizeof(*ms));
-	while (cts && ms && n < cap && strmap_next(c->by_path, &it, &k, &v)) {
-		struct container *ct = v;
-
-		if (!pooled(ct) || !ct->cgroup_id)
-			continue;
-		if (!widen) {
-			cts[n] = ct;
-			ms[n++] = ct->d.cpus;
-			continue;
-		}
-		/* the set controller_apply will write (an empty pool never is) */
-		if (!container_live(ct) || !policy_pool_for(c->policy, &ct->d, &pool) ||
-		    cpumask_empty(&pool) || cpumask_subset(&pool, &ct->map_cpus))
-			continue;
-		cts[n] = ct;
-		cpumask_or(&ms[n++], &ct->map_cpus, &pool);
-	}
-	if (cts && ms)
-		controller_set_maps(c, cts, ms, n);
-	else if (!widen)
-		for_each_shared(c, sync_one);	/* out of memory: one by one */
-	/* (widening out of memory: the writes widen entry by entry) */
-	free(cts);
-	free(ms);
-}
-
 /* Every pooled container to its current pool: one plan on v2, every
  * container otherwise. Returns 0 or -ENOMEM. */
 int controller_resize_pools(struct controller *c)
 {
-	int r = 0;
+	int r;
 
+	if (!controller_planned(c))
+		return converge(c, NULL, WITH_POOLS, 0);
 	c->n.resizes++;
 	c->pools_start_ns = clock_ns(CLOCK_MONOTONIC);
-	if (controller_planned(c)) {
-		r = controller_plan_apply(c);
-	} else {
-		pooled_maps(c, true);
-		for_each_shared(c, controller_apply);
-	}
+	r = controller_plan_apply(c);
 	c->pools_end_ns = clock_ns(CLOCK_MONOTONIC);
 	/* The host leaves new exclusive CPUs with the shared containers,
 	 * before their owner is written; freed ones it gets back. */
@@ -172,12 +227,33 @@ int controller_resize_pools(struct controller *c)
 	return r;
 }
 
-/* The placement map's view of shared containers after a resize; called
- * once converged, so it is not on the convergence clock, but the next
- * event waits for it: one batched update. */
+/* The pooled containers' exact placement entries, in one batch. */
 void controller_sync_pooled_maps(struct controller *c)
 {
-	pooled_maps(c, false);
+	struct controller_targets *e = &c->enf;
+	size_t it = 0;
+	const char *k;
+	void *v;
+	int r = 0;
+
+	if (!c->bpf)
+		return;
+	e->n = 0;
+	while (!r && strmap_next(c->by_path, &it, &k, &v)) {
+		if (!pooled(v))
+			continue;
+		r = add_target(c, v, true);
+		if (!r)		/* the entries only */
+			e->t[e->n - 1].write_cpus = e->t[e->n - 1].write_mems = false;
+	}
+	if (!r)
+		r = plan_targets(c, 0);
+	if (r < 0) {
+		log_warn("placement map: out of memory syncing the pooled containers' entries; "
+			 "retried at the next change");
+		return;
+	}
+	exec_range(c, e->plan.writes_end, e->plan.n);
 }
 
 /* ns from a to b, 0 when b is not after a (a mark left from another
@@ -216,6 +292,33 @@ static void record_convergence(struct controller *c, uint64_t event_ns)
 	latency_add(&c->conv_hist, now - event_ns);
 }
 
+/*
+ * ct to its decision, its exact placement entry written; pools: the
+ * pools moved, so every pooled container and the host follow, and the
+ * event's convergence sample ends after the writes. v1: one plan for it
+ * all (enforce_plan orders it); v2: the tree's plan, then ct's mems.
+ * Returns 0 or -ENOMEM.
+ */
+int controller_converge(struct controller *c, struct container *ct, bool pools,
+			uint64_t event_ns)
+{
+	int r;
+
+	if (!controller_planned(c))
+		return converge(c, ct, (pools ? WITH_POOLS : 0) | WITH_MAPS, pools ? event_ns : 0);
+	if (!pools) {
+		r = controller_apply_one(c, ct);
+		controller_sync_map(c, ct);
+		return r;
+	}
+	r = controller_resize_pools(c);		/* shared leave the new CPUs first */
+	controller_apply(c, ct);
+	record_convergence(c, event_ns);
+	controller_sync_pooled_maps(c);
+	controller_sync_map(c, ct);
+	return r;
+}
+
 /* Admits a container seen by a mkdir event and converges. */
 int controller_place(struct controller *c, struct container *ct, uint64_t event_ns)
 {
@@ -230,19 +333,11 @@ int controller_place(struct controller *c, struct container *ct, uint64_t event_
 	if (r == -ENOMEM)
 		return r;
 	ct->exec_pending = true;
-	if (released || ct->d.pools_changed) {
-		r = controller_resize_pools(c);		/* shared leave the new CPUs first */
-		controller_apply(c, ct);
-		record_convergence(c, event_ns);
-		controller_sync_pooled_maps(c);
-	} else {
-		r = controller_apply_one(c, ct);
-	}
+	r = controller_converge(c, ct, released || ct->d.pools_changed, event_ns);
 	if (r == -ENOMEM)
 		return r;
 	if (!ct->d.reject)
 		container_log_decision(ct);	/* a rejection is not a placement */
-	controller_sync_map(c, ct);
 	if (ct->d.err)
 		controller_handle_error(c, ct);
 	controller_quota_sync(c, ct);	/* its CFS quota follows the decision */
@@ -256,9 +351,13 @@ int controller_release(struct controller *c, struct container *ct, uint64_t even
 	int r = 0;
 
 	if (policy_release(c->policy, ct->info.container_id)) {
-		r = controller_resize_pools(c);
-		record_convergence(c, event_ns);
-		controller_sync_pooled_maps(c);
+		if (!controller_planned(c)) {
+			r = converge(c, NULL, WITH_POOLS | WITH_MAPS, event_ns);
+		} else {
+			r = controller_resize_pools(c);
+			record_convergence(c, event_ns);
+			controller_sync_pooled_maps(c);
+		}
 	}
 	controller_quota_sync(c, ct);	/* its quota (and its pod's) come back */
 	c->dirty = true;

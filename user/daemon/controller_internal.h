@@ -22,6 +22,7 @@
 #include "user/bpf/bpf_events.h"
 #include "user/bpf/bpf_telemetry.h"
 #include "user/config/config.h"
+#include "user/enforce/enforce.h"
 #include "user/export/counters.h"
 #include "user/export/status.h"
 #include "user/meta/meta.h"
@@ -129,6 +130,17 @@ static inline bool container_live(const struct container *ct)
 	return ct->state == CT_LIVE;
 }
 
+/* An event's enforce targets and plan (controller_apply.c), kept across
+ * events so that a resize allocates nothing. */
+struct controller_targets {
+	struct enforce_target *t;
+	struct container **ct;		/* per target: its container */
+	size_t n, cap;
+	struct enforce_plan plan;
+	int *res;			/* per operation: its result */
+	size_t res_cap;
+};
+
 /* Foreign writes by one writer's comm (controller.writers). */
 struct writer_count {
 	char comm[17];
@@ -179,6 +191,7 @@ struct controller {
 	uint64_t message_due_us;	/* earliest message_deadline_us of a queued
 					 * message; 0 = none */
 	struct controller_nri *nri;	/* NRI's records (controller_nri.c); NULL: off */
+	struct controller_targets enf;	/* the event at hand's writes (controller_apply.c) */
 };
 
 /* On a pool (shared or BE), with a task: its set follows the pool. */
@@ -202,17 +215,20 @@ static inline bool pool_part(const struct container *ct)
  * -errno; -ENOENT = vanished, not an error) and logs any other failure. */
 void controller_note_write(struct controller *c, struct container *ct, const char *what, int r);
 
-/* Before ct's cpuset may grow to the CPU ids in m: its BPF placement
- * entry becomes old ∪ m, so a task on a new CPU is never counted as a
- * violation. No-op without BPF. Cannot fail: a map error leaves the entry
- * as it was (the exact set follows after the write anyway). */
-void controller_widen_map(struct controller *c, struct container *ct, const struct cpumask *m);
+/* ct's placement entry as an enforce target's (t->map_on, map_have,
+ * cgroup_id, entry: its kind, exec check and rejection armed); map_on is
+ * false without BPF, without a cgroup id, or with the benchmarks'
+ * CPUSETD_PLACEMENT_MAP_OFF. Cannot fail. */
+void controller_entry_of(const struct controller *c, const struct container *ct,
+			 struct enforce_target *t);
 
-/* cts[i]'s placement map entry to ms[i], for n containers with a cgroup
- * id, in one map update (what controller_sync_map does for one: an entry
- * that fails is handled as there, counted, logged and listed). */
-void controller_set_maps(struct controller *c, struct container **cts, const struct cpumask *ms,
-			 size_t n);
+/* What op's result r (enforce_exec: 0, ENFORCE_SKIPPED, -errno) means
+ * for ct: a written file becomes its applied value (c dirty), a failed
+ * one is counted and logged (controller_note_write); a written entry
+ * becomes ct->map_cpus (a listed map error goes), a failed one is
+ * counted, logged once per cause and listed for the pod. Cannot fail. */
+void controller_write_result(struct controller *c, struct container *ct,
+			     const struct enforce_op *op, int r);
 
 /* Mirrors the decision into the BPF placement map. The exec check stays
  * armed until the container's first exec after it was placed. Returns 0
@@ -231,14 +247,6 @@ void controller_prune_map(struct controller *c);
  * placement step). No-op without BPF or a cgroup id. Cannot fail: a key
  * left behind is pruned at the next resync. */
 void controller_unmap(struct controller *c, struct container *ct);
-
-/* Writes ct's cpuset file f (cpuset.cpus or .mems) = m (CPU or node ids)
- * unless *known says *applied holds m already; cpuset.cpus through ct's
- * kept fd, with the placement map widened first. On success *applied = m,
- * *known = true, c dirty. A failure is counted and logged
- * (controller_note_write), never returned; dry_run only logs. */
-void controller_write_set(struct controller *c, struct container *ct, enum cgfs_cpuset_file f,
-			  const struct cpumask *m, struct cpumask *applied, bool *known);
 
 /* --- controller_table.c --- */
 
@@ -345,10 +353,24 @@ void controller_telemetry_forget(struct controller *c, const struct container *c
 
 /* --- controller_apply.c --- */
 
-/* Brings one container to its decision. Shared: the current pool, mems
- * untouched; an empty pool is never written (tasks could not run).
- * Planned (v2): cpuset.cpus is the plan's (apply_one), only mems here. */
+/* Brings one container to its decision (its placement entry widened
+ * first when its set grows; the exact entry is controller_sync_map's).
+ * Shared: the current pool, mems untouched; an empty pool is never
+ * written (tasks could not run). Planned (v2): cpuset.cpus is the plan's
+ * (apply_one), only mems here. A failure is counted and logged
+ * (controller_write_result), never returned. */
 void controller_apply(struct controller *c, struct container *ct);
+
+/* ct to its decision with its exact placement entry; pools: the pools
+ * moved, so every pooled container and the host's share follow, in
+ * enforce_plan's order on v1 (whoever gives CPUs up first), the tree's
+ * on v2, and the event's convergence sample (event_ns, CLOCK_MONOTONIC
+ * ns; 0: not timed) ends after the writes. Returns 0 or -ENOMEM. */
+int controller_converge(struct controller *c, struct container *ct, bool pools,
+			uint64_t event_ns);
+
+/* Frees c->enf's buffers. Cannot fail. */
+void controller_targets_free(struct controller *c);
 
 /* One container to its decision; planned, the whole tree (a new
  * container can change what its pod or slice must hold). 0 or -ENOMEM. */
@@ -372,8 +394,9 @@ int controller_place(struct controller *c, struct container *ct, uint64_t event_
  * controller_place). Returns 0 or -ENOMEM. */
 int controller_release(struct controller *c, struct container *ct, uint64_t event_ns);
 
-/* Every pooled container to its current pool: one plan on v2, every
- * container otherwise. Returns 0 or -ENOMEM. */
+/* Every pooled container to its current pool, and the host's share: one
+ * plan on v2, every pooled container otherwise (enforce_plan's order).
+ * Counted in resizes. Returns 0 or -ENOMEM. */
 int controller_resize_pools(struct controller *c);
 
 /* The placement map's view of shared containers after a resize; called

@@ -3,7 +3,8 @@
  * cgroup v2 hierarchical writes: the container table becomes the tree
  * cgfs_plan_v2 wants (node 0 the kubepods root, then QoS slices and pods,
  * each before its children), the planner says which cpuset.cpus to write
- * and in which order, and this file writes them.
+ * and in which order, and the enforce stage writes them (with the
+ * placement entries widened first: enforce_plan_tree).
  *
  * The slices' and pods' own sets are cached (struct cgnode, with the
  * cpuset.cpus fd kept open like the containers'); a node is read from the
@@ -44,7 +45,16 @@ struct controller_plan {
 	struct container **ct;		/* per plan node: the container, or NULL */
 	struct cgnode **cg;		/* per plan node: the cgnode, or NULL */
 	struct cgfs_plan_write *w;
+	int *node_target;		/* per plan node: its enforce target, or -1 */
 	size_t n, cap;
+	/* the enforce targets of one plan: written nodes and leaves whose
+	 * placement entry must widen; tnode[k]: target k's plan node */
+	struct enforce_target *t;
+	size_t *tnode;
+	size_t tn, tcap;
+	struct enforce_plan ops;
+	int *res;
+	size_t res_cap;
 	size_t holes;			/* nodes whose container or cgroup is gone */
 	bool stale;			/* build the tree again before the next plan */
 	struct cpumask above;		/* the root's parent's effective set, read at build */
@@ -114,6 +124,11 @@ void controller_plan_free(struct controller *c)
 	free(p->ct);
 	free(p->cg);
 	free(p->w);
+	free(p->node_target);
+	free(p->t);
+	free(p->tnode);
+	free(p->res);
+	enforce_plan_free(&p->ops);
 	free(p);
 	c->plan = NULL;
 }
@@ -160,10 +175,15 @@ static int grow(struct controller_plan *p)
 	cg = ct ? realloc(p->cg, cap * sizeof(*cg)) : NULL;
 	if (cg)
 		p->cg = cg;
+	int *nt;
+
 	w = cg ? realloc(p->w, cap * sizeof(*w)) : NULL;
-	if (!w)
+	if (w)
+		p->w = w;
+	nt = w ? realloc(p->node_target, cap * sizeof(*nt)) : NULL;
+	if (!nt)
 		return -ENOMEM;
-	p->w = w;
+	p->node_target = nt;
 	p->cap = cap;
 	return 0;
 }
@@ -352,45 +372,119 @@ static void refresh(struct controller *c)
 	}
 }
 
-static void execute(struct controller *c, const struct cgfs_plan_write *w)
+/* Plan node i as enforce target: a container (its placement entry too:
+ * cpus is the set it must end on, whatever level writes it) or a slice
+ * or pod. -ENOMEM. */
+static int add_target(struct controller *c, size_t i)
 {
 	struct controller_plan *p = c->plan;
-	struct container *ct = p->ct[w->node];
-	struct cgnode *g = p->cg[w->node];
-	const char *path;
-	char buf[CPULIST_MAX];
-	int r;
+	struct container *ct = p->ct[i];
+	struct cgnode *g = p->cg[i];
+	struct enforce_target *t;
 
-	if (!ct && !g)
-		return;		/* a hole: never planned a write, kept safe */
-	path = ct ? ct->path : g->path;
+	if (p->tn == p->tcap) {
+		size_t cap = p->tcap ? p->tcap * 2 : 64;
+		struct enforce_target *nt = realloc(p->t, cap * sizeof(*nt));
+		size_t *tnode = nt ? realloc(p->tnode, cap * sizeof(*tnode)) : NULL;
 
-	if (c->cfg->dry_run) {
-		cpulist_format(&w->cpus, buf, sizeof(buf));
-		log_info("dry-run: would set %s cpuset.cpus to \"%s\"", path, buf);
-		return;
+		if (nt)
+			p->t = nt;
+		if (!tnode)
+			return -ENOMEM;
+		p->tnode = tnode;
+		p->tcap = cap;
 	}
-	/* Out of fds (-EMFILE) a write with a fresh fd would fail alike:
-	 * it is counted and logged as any failed write (main.c lifts the
-	 * soft fd limit at start for this). */
-	r = cgfs_write_cpus_planned(c->cg, path, &w->cpus, ct ? &ct->cpus_fd : &g->fd);
+	t = &p->t[p->tn];
+	*t = (struct enforce_target){ .planned = true };
 	if (ct) {
-		controller_note_write(c, ct, "cpuset.cpus", r);
-		if (r == 0) {
-			ct->cpus_applied = w->cpus;
-			ct->cpus_known = true;
-		}
+		t->name = ct->name;
+		t->path = ct->path;
+		t->cpus_fd = &ct->cpus_fd;
+		t->write_cpus = !cpumask_empty(&p->pn[i].target);
+		t->cpus = p->pn[i].target;
+		controller_entry_of(c, ct, t);
 	} else {
-		c->n.cgroup_writes++;
-		if (r < 0 && r != -ENOENT) {
-			c->n.cgroup_write_errors++;
-			log_warn("%s: writing cpuset.cpus failed: %s", path, strerror(-r));
-		}
-		if (r == 0)
-			g->own = w->cpus;
+		t->path = g->path;
+		t->cpus_fd = &g->fd;
 	}
-	if (r == 0)
+	p->node_target[i] = (int)p->tn;
+	p->tnode[p->tn++] = i;
+	return 0;
+}
+
+/* The targets of a plan of nw writes: each written node, and each leaf
+ * whose set may grow past its placement entry (enforce_plan_tree widens
+ * those before any write). Holes are never targets. -ENOMEM. */
+static int collect_targets(struct controller *c, size_t nw)
+{
+	struct controller_plan *p = c->plan;
+	int r = 0;
+
+	p->tn = 0;
+	for (size_t i = 0; i < p->n; i++)
+		p->node_target[i] = -1;
+	for (size_t k = 0; k < nw && !r; k++) {
+		size_t i = (size_t)p->w[k].node;
+
+		if ((p->ct[i] || p->cg[i]) && p->node_target[i] < 0)
+			r = add_target(c, i);
+	}
+	for (size_t i = 0; i < p->n && !r; i++)
+		if (p->ct[i] && p->node_target[i] < 0 && c->bpf &&
+		    !cpumask_empty(&p->pn[i].target) &&
+		    !cpumask_subset(&p->pn[i].target, &p->ct[i]->map_cpus))
+			r = add_target(c, i);
+	return r;
+}
+
+/* A slice's or pod's write result: its cached set follows. */
+static void node_result(struct controller *c, struct cgnode *g, const struct enforce_op *op, int r)
+{
+	if (r == ENFORCE_SKIPPED)
+		return;
+	c->n.cgroup_writes++;
+	if (r < 0 && r != -ENOENT) {
+		c->n.cgroup_write_errors++;
+		log_warn("%s: writing cpuset.cpus failed: %s", g->path, strerror(-r));
+	}
+	if (r == 0) {
+		g->own = op->set;
 		c->dirty = true;
+	}
+}
+
+/* Plans the nw writes with their widenings (enforce_plan_tree), carries
+ * them out (enforce_exec) and gives each result to its record. */
+static int execute(struct controller *c, size_t nw)
+{
+	struct controller_plan *p = c->plan;
+	struct enforce_io io = { .cg = c->cg, .root = c->root, .bpf = c->bpf,
+				 .dry_run = c->cfg->dry_run };
+	int r = collect_targets(c, nw);
+
+	if (!r)
+		r = enforce_plan_tree(p->t, p->tn, p->w, nw, p->node_target, &p->ops);
+	if (!r && p->ops.n > p->res_cap) {
+		int *res = realloc(p->res, p->ops.cap * sizeof(*res));
+
+		if (!res)
+			r = -ENOMEM;
+		else
+			p->res = res, p->res_cap = p->ops.cap;
+	}
+	if (r < 0)
+		return r;
+	enforce_exec(&io, p->t, &p->ops, 0, p->ops.n, p->res);
+	for (size_t k = 0; k < p->ops.n; k++) {
+		const struct enforce_op *op = &p->ops.ops[k];
+		size_t i = p->tnode[op->target];
+
+		if (p->ct[i])
+			controller_write_result(c, p->ct[i], op, p->res[k]);
+		else
+			node_result(c, p->cg[i], op, p->res[k]);
+	}
+	return 0;
 }
 
 bool controller_plan_off(struct controller *c, struct container *ct)
@@ -429,11 +523,9 @@ int controller_plan_apply(struct controller *c)
 		log_error("v2 write plan: bad tree under %s (%s)", c->root, strerror(-r));
 		return 0;
 	}
-	/* The placement map allows the new set before any write lands. */
-	for (size_t i = 0; i < p->n; i++)
-		if (p->ct[i] && !cpumask_empty(&p->pn[i].target))
-			controller_widen_map(c, p->ct[i], &p->pn[i].target);
-	for (size_t k = 0; k < nw; k++)
-		execute(c, &p->w[k]);
-	return 0;
+	r = execute(c, nw);
+	if (r < 0)
+		log_error("v2 write plan: out of memory; nothing written, retried at the next "
+			  "event");
+	return r;
 }

@@ -3,7 +3,8 @@
  * The controller's cgroup v2 hierarchical writes (controller_plan.c):
  * keeps the tree the planner needs (kubepods root, QoS slices, pods,
  * containers) in step with the container table, runs cgfs_plan_v2 and
- * executes its write list. Internal to the controller: controller.c sets
+ * hands its write list to the enforce stage (enforce_plan_tree,
+ * enforce_exec). Internal to the controller: controller.c sets
  * it up, controller_apply.c, _events.c, _resync.c, _resize.c and
  * _hotplug.c use it.
  */
@@ -38,8 +39,9 @@ static inline bool controller_planned(const struct controller *c)
  * the plan for the current decisions: pooled containers on their pool's
  * current set, the others on their own CPUs. Only changed values are
  * written. Widens the placement map of each container before its set can
- * grow (controller_widen_map). Write failures are counted and logged by
- * controller_note_write / here, never returned. Reads nothing from the
+ * grow (enforce_plan_tree). Write failures are counted and logged
+ * (controller_write_result for containers, here for slices and pods),
+ * never returned. Reads nothing from the
  * kernel unless the tree must be built again (controller_plan_rebuild).
  * Returns 0 or -ENOMEM (nothing written then; the next call builds).
  */

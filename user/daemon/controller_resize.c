@@ -21,7 +21,6 @@ static void log_resize_refused(struct controller *c, struct container *ct,
 	if (ct->resize_refused_quota == quota)
 		return;
 	ct->resize_refused_quota = quota;
-	c->dirty = true;	/* the counter shows in status.json */
 	cpulist_format(&ct->d.cpus, cpus, sizeof(cpus));
 	ct_log(LOG_WARNING, ct, policy_error_name(d->err),
 	       "%s (%.12s): in-place resize to %.2f CPUs refused (%s: %s); keeps cpus %s",
@@ -30,16 +29,12 @@ static void log_resize_refused(struct controller *c, struct container *ct,
 }
 
 /* Brings ct and the pools to a resized decision: whoever gives CPUs up
- * writes first, so no CPU is ever in two exclusive sets. */
-static void apply_resize(struct controller *c, struct container *ct,
-			 const struct policy_decision *old)
+ * writes first, so no CPU is ever in two exclusive sets (enforce_plan on
+ * v1; on v2 the tree's plan: the pools narrow, then exclusive sets land,
+ * then the pools widen, cgfs_plan.h). */
+static void apply_resize(struct controller *c, struct container *ct)
 {
-	bool shrinks = old->kind == CPUSETD_KIND_INTEGER && ct->d.kind == CPUSETD_KIND_INTEGER &&
-		       cpumask_subset(&ct->d.cpus, &old->cpus);
-
 	if (controller_planned(c)) {
-		/* The plan orders it: the pools narrow, then exclusive sets
-		 * land, then the pools widen (cgfs_plan.h). */
 		if (ct->d.pools_changed)
 			c->n.resizes++;
 		controller_apply_one(c, ct);
@@ -47,20 +42,13 @@ static void apply_resize(struct controller *c, struct container *ct,
 		controller_sync_map(c, ct);
 		return;
 	}
-	if (shrinks)
-		controller_apply(c, ct);
-	if (ct->d.pools_changed)
-		controller_resize_pools(c);
-	if (!shrinks)
-		controller_apply(c, ct);
-	controller_sync_pooled_maps(c);
-	controller_sync_map(c, ct);
+	controller_converge(c, ct, ct->d.pools_changed, 0);
 }
 
 int controller_resize_to(struct controller *c, struct container *ct, int64_t quota,
 			 uint64_t period)
 {
-	struct policy_decision old = ct->d, d;
+	struct policy_decision d;
 	struct policy_request req;
 	int64_t was_quota = ct->meta.quota_us;
 	uint64_t was_period = ct->meta.period_us;
@@ -94,7 +82,7 @@ int controller_resize_to(struct controller *c, struct container *ct, int64_t quo
 	if (r == 0)
 		return 0;	/* a limit change within the same class and N */
 	ct->d = d;
-	apply_resize(c, ct, &old);
+	apply_resize(c, ct);
 	log_info("%s (%.12s): in-place resize to %.2f CPUs", ct->name, ct->info.container_id,
 		 (double)quota / (double)period);
 	container_log_decision(ct);

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * One container's cpuset write and the BPF placement map beside it:
- * the map allows a set before the set lands, and says exactly what was
- * decided after. Writes are skipped when the value we last wrote or read
- * is already there; every attempt is counted.
+ * What a write or a placement entry's update (user/enforce: planned and
+ * carried out there) means for its container: the record follows, every
+ * attempt is counted, a failure is logged and listed for the pod.
  *
  * The placement map is pinned and bounded (65536 entries): keys of
  * containers that went away unseen are pruned after every resync, and an
@@ -16,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "controller_internal.h"
+#include "user/enforce/enforce.h"
 
 void controller_note_write(struct controller *c, struct container *ct, const char *what, int r)
 {
@@ -86,17 +86,6 @@ static void map_recovered(struct controller *c, struct container *ct)
 	c->dirty = true;
 }
 
-/* The entry set_map writes for ct with cpus. */
-static struct cpusetd_placement placement_of(const struct container *ct,
-					     const struct cpumask *cpus)
-{
-	struct cpusetd_placement pl = { .kind = ct->d.kind, .verify_pending = ct->exec_pending,
-					.reject_id = ct->reject_armed ? ct->cgroup_id : 0 };
-
-	memcpy(pl.cpus, cpus->bits, sizeof(pl.cpus));
-	return pl;
-}
-
 /* For benchmarks only: CPUSETD_PLACEMENT_MAP_OFF=1 leaves the placement
  * map alone (what its two updates per resized container cost). The exec
  * check and the BPF side of rejections then see no entry. */
@@ -109,114 +98,69 @@ static bool placement_map_off(void)
 	return off;
 }
 
-/* Sets ct's placement map entry to cpus with what ct is now (kind, exec
- * check armed, rejection armed); map_cpus follows on success. A failure is
- * handled here (map_failed). Returns 0, or the map's -errno; nothing to do
- * without BPF or a cgroup id. */
-static int set_map(struct controller *c, struct container *ct, const struct cpumask *cpus)
+void controller_entry_of(const struct controller *c, const struct container *ct,
+			 struct enforce_target *t)
 {
-	struct cpusetd_placement pl;
-	int r;
-
-	if (!c->bpf || !ct->cgroup_id || placement_map_off())
-		return 0;
-	pl = placement_of(ct, cpus);
-	r = bpf_events_set_placement(c->bpf, ct->cgroup_id, &pl);
-	if (r < 0) {
-		map_failed(c, ct, r);
-		return r;
-	}
-	ct->map_cpus = *cpus;
-	if (ct->map_err)
-		map_recovered(c, ct);
-	return 0;
+	t->map_on = c->bpf && ct->cgroup_id && !placement_map_off();
+	t->map_have = ct->map_cpus;
+	t->cgroup_id = ct->cgroup_id;
+	t->entry = (struct cpusetd_placement){
+		.kind = ct->d.kind, .verify_pending = ct->exec_pending,
+		.reject_id = ct->reject_armed ? ct->cgroup_id : 0 };
 }
 
-void controller_set_maps(struct controller *c, struct container **cts, const struct cpumask *ms,
-			 size_t n)
+void controller_write_result(struct controller *c, struct container *ct,
+			     const struct enforce_op *op, int r)
 {
-	struct cpusetd_placement *pls;
-	uint64_t *ids;
-	uint32_t done = 0;
-	size_t k = 0;
-
-	if (!c->bpf || !n || placement_map_off())
+	if (r == ENFORCE_SKIPPED)
 		return;
-	ids = malloc(n * sizeof(*ids));
-	pls = malloc(n * sizeof(*pls));
-	if (ids && pls) {
-		for (size_t i = 0; i < n; i++) {
-			ids[i] = cts[i]->cgroup_id;
-			pls[i] = placement_of(cts[i], &ms[i]);
+	switch (op->kind) {
+	case ENFORCE_CPUS:
+	case ENFORCE_MEMS:
+		controller_note_write(c, ct, op->kind == ENFORCE_CPUS ? "cpuset.cpus" :
+					     "cpuset.mems", r);
+		if (r)
+			return;
+		if (op->kind == ENFORCE_CPUS) {
+			ct->cpus_applied = op->set;
+			ct->cpus_known = true;
+		} else {
+			ct->mems_applied = op->set;
+			ct->mems_known = true;
 		}
-		/* an error is taken below, entry by entry, where it is
-		 * counted and logged as before */
-		bpf_events_set_placements(c->bpf, ids, pls, (uint32_t)n, &done);
-	}
-	free(ids);
-	free(pls);
-	for (; k < done; k++) {
-		cts[k]->map_cpus = ms[k];
-		if (cts[k]->map_err)
-			map_recovered(c, cts[k]);
-	}
-	for (; k < n; k++)
-		set_map(c, cts[k], &ms[k]);
-}
-
-/*
- * Before cpuset.cpus grows to m, the placement map must already allow m,
- * or telemetry counts the container's first runs on the new CPUs as
- * placement violations. So: widen the map (old ∪ m) before the write;
- * the exact m follows after the write (controller_sync_map), which is also
- * the order for a shrink. No map write when m is within the map already.
- */
-void controller_widen_map(struct controller *c, struct container *ct, const struct cpumask *m)
-{
-	struct cpumask wide;
-
-	if (!c->bpf || !ct->cgroup_id || cpumask_subset(m, &ct->map_cpus))
-		return;
-	cpumask_or(&wide, &ct->map_cpus, m);
-	set_map(c, ct, &wide);
-}
-
-/* Writes f = m unless *known says it is there already. */
-void controller_write_set(struct controller *c, struct container *ct, enum cgfs_cpuset_file f,
-			  const struct cpumask *m, struct cpumask *applied, bool *known)
-{
-	char buf[CPULIST_MAX];
-	int r;
-
-	if (*known && cpumask_equal(applied, m))
-		return;
-	if (c->cfg->dry_run) {
-		cpulist_format(m, buf, sizeof(buf));
-		log_info("dry-run: %s: would set %s to %s", ct->name,
-			 f == CGFS_CPUS ? "cpuset.cpus" : "cpuset.mems", buf);
-		return;
-	}
-	if (f == CGFS_CPUS)
-		controller_widen_map(c, ct, m);
-	/* cpuset.cpus changes on every resize: keep it open. Out of fds
-	 * (-EMFILE) a fresh fd would fail alike: counted and logged below. */
-	if (f == CGFS_CPUS)
-		r = cgfs_write_cpuset_fd(c->cg, c->root, ct->path, f, m, &ct->cpus_fd);
-	else
-		r = cgfs_write_cpuset(c->cg, c->root, ct->path, f, m);
-	controller_note_write(c, ct, f == CGFS_CPUS ? "cpuset.cpus" : "cpuset.mems", r);
-	if (r == 0) {
-		*applied = *m;
-		*known = true;
 		c->dirty = true;
+		return;
+	case ENFORCE_MAP_WIDEN:
+	case ENFORCE_MAP:
+		if (r < 0) {
+			map_failed(c, ct, r);
+			return;
+		}
+		ct->map_cpus = op->set;
+		if (ct->map_err)
+			map_recovered(c, ct);
+		return;
+	case ENFORCE_HOST:
+		return;
 	}
 }
 
-/* Mirrors the decision into the BPF placement map. The exec check stays
- * armed until the container's first exec after it was placed. */
+/* Mirrors the decision into the BPF placement map: a plan of one exact
+ * entry, through the one executor. */
 int controller_sync_map(struct controller *c, struct container *ct)
 {
-	return set_map(c, ct, &ct->d.cpus);
+	struct enforce_target t = { 0 };
+	struct enforce_op op = { .kind = ENFORCE_MAP, .set = ct->d.cpus };
+	struct enforce_plan p = { .ops = &op, .n = 1, .cap = 1 };
+	struct enforce_io io = { .bpf = c->bpf };
+	int r;
+
+	controller_entry_of(c, ct, &t);
+	if (!t.map_on)
+		return 0;
+	enforce_exec(&io, &t, &p, 0, 1, &r);
+	controller_write_result(c, ct, &op, r);
+	return r < 0 ? r : 0;
 }
 
 /* The table's cgroup ids, sorted, for bsearch. */
