@@ -10,6 +10,8 @@
 3. No include cycle between headers.
 4. Every header under user/ and cgroupfs/ refuses a BPF compile (#error
    under __bpf__): only maps/ is shared with the BPF programs.
+4b. A folder's *_internal.h (what its files share) is included by no file
+   outside that folder: the others use its public header.
 5. Every source file names its licence on an SPDX line within its first
    three lines: GPL-2.0-only OR BSD-2-Clause for bpf/ and maps/cpusetd.h
    (the kernel side), Apache-2.0 for the rest (LICENSES/README.md).
@@ -25,13 +27,14 @@ import sys
 
 # folder -> the folders it may include or call. The pipeline, from the
 # bottom: base <- cgroupfs, topo, meta <- alloc <- policy <- config <-
-# daemon -> export; telemetry and the BPF loaders beside it; nri (the
-# NRI wire layer) on base and meta, used by daemon (and by config, for
-# its defaults). Beside the daemon, under it: reject (termination
-# messages), process (the daemon's lock and own scheduling), release
-# (cpusetd --release; the one answer it needs from the controller comes
-# in as a function, never by a call into daemon/). maps/ is the
-# BPF ABI, open to all.
+# controller <- daemon -> export; telemetry and the BPF loaders beside
+# it; nri (the NRI wire layer) on base and meta, used by the controller
+# and the daemon (and by config, for its defaults). enforce (plan->write)
+# under the controller, on cgroupfs and the placement map. Beside the
+# daemon, under it: reject (termination messages), process (the daemon's
+# lock and own scheduling), release (cpusetd --release; the one answer it
+# needs from the controller comes in as a function, never by a call into
+# controller/). maps/ is the BPF ABI, open to all.
 ALLOWED = {
     'base': set(),
     'cgroupfs': {'base'},
@@ -49,9 +52,12 @@ ALLOWED = {
     'reject': {'base', 'meta'},
     'process': {'base', 'config'},
     'release': {'base', 'cgroupfs', 'topo', 'config', 'host', 'process'},
+    'controller': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
+                   'config', 'telemetry', 'bpf', 'export', 'host', 'nri',
+                   'reject', 'enforce'},
     'daemon': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
                'config', 'telemetry', 'bpf', 'export', 'host', 'nri',
-               'reject', 'process', 'release', 'enforce'},
+               'reject', 'process', 'release', 'controller'},
     'tools': {'base', 'cgroupfs', 'topo', 'meta', 'alloc', 'policy',
               'config', 'telemetry', 'export'},
 }
@@ -217,6 +223,11 @@ def main():
     found = cycles(inc)
     check(not found, 'no include cycle between headers',
           '\n'.join(' <-> '.join(c) for c in found))
+
+    leaks = [f'{f} includes {g}' for f in files for g in inc[f]
+             if g.endswith('_internal.h') and os.path.dirname(g) != os.path.dirname(f)]
+    check(not leaks, 'a room\'s *_internal.h is included only in its room',
+          '\n'.join(leaks))
 
     bare = [f for f in files if f.endswith('.h') and folder(f) not in ('tools', None)
             and '__bpf__' not in open(f).read()]

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # The CFS quota of exclusive containers (exclusive_cpu_quota,
-# user/daemon/controller_quota.c) on this real v1 kernel, with real runc
+# user/controller/controller_quota.c) on this real v1 kernel, with real runc
 # containers and the real daemon: an integer Guaranteed container and its
 # pod run without a quota (cpu.cfs_quota_us -1), a fractional one keeps
 # its own; an in-place resize to a fractional limit (runc update, as

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The controller (user/daemon/controller.h) driven against a temporary
+ * The controller (user/controller/controller.h) driven against a temporary
  * cgroup v1 tree, without BPF: events in through controller_handle, the
  * outcome read back from the cpuset files it wrote, which are the truth
  * the daemon leaves on a node (the tree and the fake kernel:

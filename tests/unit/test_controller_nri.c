@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The controller's NRI handlers (user/daemon/controller_nri.c, through
+ * The controller's NRI handlers (user/controller/controller_nri.c, through
  * controller_nri_handlers) called directly with built struct
  * nri_container values, against a temporary cgroup v1 tree, with the BPF
  * events of the same containers through controller_handle: what the

@@ -44,7 +44,7 @@
 #include "maps/cpusetd.h"
 #include "user/base/log.h"
 #include "user/config/config.h"
-#include "user/daemon/controller.h"
+#include "user/controller/controller.h"
 #include "user/export/snapshot.h"
 #include "user/nri/nri.h"
 #include "user/topo/topology.h"

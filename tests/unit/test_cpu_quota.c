@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The CFS quota of exclusive containers: the pure rules of
- * user/daemon/controller_quota.c (which containers hold whole CPUs, what a
+ * user/controller/controller_quota.c (which containers hold whole CPUs, what a
  * pod gets back), the saved-limit mark's text, and cgroupfs/cgfs_quota.c's
  * writes and marks on a throwaway directory tree (regular files stand for
  * cpu.cfs_quota_us / cpu.max; the mark is a trusted.* xattr, which needs
@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "cgroupfs/cgfs.h"
-#include "user/daemon/controller_internal.h"
+#include "user/controller/controller_internal.h"
 
 /* ---- which containers run without a quota ---------------------------------- */
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # The CFS quota of exclusive containers (exclusive_cpu_quota,
-# user/daemon/controller_quota.c) on pure cgroup v2 (cpu.max), with the
+# user/controller/controller_quota.c) on pure cgroup v2 (cpu.max), with the
 # real daemon and real runc containers: an integer Guaranteed container
 # with 2 CPUs and its pod run with cpu.max "max <period>", a fractional
 # one keeps its limit; an in-place resize to 1.5 CPUs (runc update, as

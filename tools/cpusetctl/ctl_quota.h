@@ -2,7 +2,7 @@
 /*
  * The CFS quota of a container and of its pod, as the live cgroups say,
  * for `cpusetctl explain`: whether cpusetd lifted it
- * (exclusive_cpu_quota = unset, user/daemon/controller_quota.c) and the
+ * (exclusive_cpu_quota = unset, user/controller/controller_quota.c) and the
  * limit it keeps for later (cgroupfs/cgfs.h CGFS_QUOTA_XATTR).
  */
 #ifndef CPUSETD_CTL_QUOTA_H

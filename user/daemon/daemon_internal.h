@@ -29,7 +29,7 @@
 #include "user/export/status.h"
 #include "user/process/instance_lock.h"
 #include "user/topo/topology.h"
-#include "controller.h"
+#include "user/controller/controller.h"
 #include "daemon_nri.h"
 
 /* One daemon: what main() holds from start to stop. */

@@ -14,7 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "controller.h"
+#include "user/controller/controller.h"
 #include "user/config/config.h"
 #include "user/export/snapshot.h"
 

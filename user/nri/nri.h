@@ -17,7 +17,7 @@
  * request into one call of struct nri_handlers with plain C types (a
  * struct pod_meta per container, the fields the policy reads), and the
  * handler's struct nri_reply into the response. Nothing in here decides
- * placement: the controller does (user/daemon/controller_nri.c).
+ * placement: the controller does (user/controller/controller_nri.c).
  *
  * Threading: one thread, the daemon's event loop. Every handler is called
  * from nri_conn_dispatch() and must not block; the reply is sent before

@@ -52,7 +52,7 @@ struct topology;
 
 /*
  * Which containers hold CPUs of their own: the daemon's own decision at
- * a start, which only the daemon can make (user/daemon/controller.h
+ * a start, which only the daemon can make (user/controller/controller.h
  * controller_exclusive_cgroups is the one main.c passes). For cfg, over
  * cg and topo, under the kubepods root: each such container's cgroup
  * path into kept, value (void *)1. Returns 0 or -errno (the release then
