@@ -169,8 +169,10 @@ struct controller {
 	struct latency_hist conv_phase_hist[CONV_PHASE__COUNT];
 	uint64_t handle_ns;		/* CLOCK_MONOTONIC: the event at hand reached us */
 	uint64_t pools_start_ns, pools_end_ns;	/* the last pool writes' span */
-	bool dirty;			/* a placement or listed error changed:
-					 * an export is due (controller_exported) */
+	bool dirty;			/* a placement, a listed error or other state
+					 * status.json shows changed: an export is due
+					 * (controller_exported). A counter alone needs
+					 * no mark: controller_dirty compares them */
 	uint64_t tel_pruned_at;		/* n.resyncs when telemetry was last pruned */
 	int resync_failed;		/* -errno of the last resync, 0 = it worked */
 	struct controller_plan *plan;	/* v2 hierarchical writes; NULL: every container */

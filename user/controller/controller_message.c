@@ -110,7 +110,6 @@ bool controller_message_queue(struct controller *c, struct container *ct)
 	}
 	if (r < 0) {
 		c->n.termination_messages_dropped++;
-		c->dirty = true;
 		ct_log(LOG_WARNING, ct, "termination_message_dropped",
 		       "%s: termination message to %s dropped: %s; rejecting without it", ct->name,
 		       ct->meta.termination_log ? ct->meta.termination_log : "",

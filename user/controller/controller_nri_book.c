@@ -211,7 +211,6 @@ void controller_nri_note_unseen(struct controller *c, const struct container *ct
 	struct nri_rec *r;
 
 	c->n.created_without_nri++;
-	c->dirty = true;
 	/* The runtime knows it: its record follows ours from now on. */
 	r = nri_rec_want(c, ct->info.container_id);
 	if (r)

@@ -160,10 +160,8 @@ static int lift(struct controller *c, const char *path, int64_t q, uint64_t p)
 
 	if (r == 0)
 		r = cgfs_write_cpu_quota(c->cg, path, -1, p);
-	if (r == 0) {
+	if (r == 0)
 		c->n.cpu_quota_unset++;
-		c->dirty = true;
-	}
 	return r;
 }
 
@@ -175,7 +173,6 @@ static int put_back(struct controller *c, const char *path, int64_t q, uint64_t 
 	if (r == 0) {
 		cgfs_quota_saved_clear(c->cg, path);
 		c->n.cpu_quota_restored++;
-		c->dirty = true;
 	}
 	return r;
 }

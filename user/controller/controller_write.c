@@ -209,7 +209,6 @@ void controller_prune_map(struct controller *c)
 			 "failed: %s; retried at the next resync", strerror(-r));
 	} else if (r > 0) {
 		c->n.placement_map_pruned += (uint64_t)r;
-		c->dirty = true;
 		log_info("placement map: pruned %d entr%s of containers that are gone", r,
 			 r == 1 ? "y" : "ies");
 	}
