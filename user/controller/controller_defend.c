@@ -81,10 +81,10 @@ static void give_up(struct controller *c, struct container *ct, const char *comm
 {
 	char msg[256];
 
-	ct->conflict = true;
+	ct->defence.conflict = true;
 	c->n.write_conflicts++;
 	snprintf(msg, sizeof(msg), "%s[%u] keeps writing %s (%u restores, each within %llu s); "
-		 "cpusetd no longer restores it", comm, ev->pid, file, ct->restores,
+		 "cpusetd no longer restores it", comm, ev->pid, file, ct->defence.restores,
 		 RESTORES_WINDOW_NS / 1000000000ULL);
 	ct_log(LOG_ERR, ct, "write_conflict", "%s (%.12s): write conflict: %s", ct->name,
 	       ct->info.container_id, msg);
@@ -183,7 +183,7 @@ int controller_on_cpuset_write(struct controller *c, const struct cpusetd_event 
 	c->n.foreign_writes++;
 	count_writer(c, comm);
 	c->dirty = true;
-	if (ct->conflict || c->cfg->dry_run)
+	if (ct->defence.conflict || c->cfg->dry_run)
 		return 0;
 	/* Without the bytes, the file as read above stands for them. */
 	if (bytes)
@@ -198,17 +198,18 @@ int controller_on_cpuset_write(struct controller *c, const struct cpusetd_event 
 	if (c->n.cgroup_writes == writes)
 		return 0;	/* it wrote what we want: nothing to undo */
 	c->n.foreign_restores++;
-	ct->restores = t - ct->last_restore_ns < RESTORES_WINDOW_NS ? ct->restores + 1 : 1;
-	ct->last_restore_ns = t;
+	ct->defence.restores = t - ct->defence.last_restore_ns < RESTORES_WINDOW_NS ?
+			       ct->defence.restores + 1 : 1;
+	ct->defence.last_restore_ns = t;
 	wrote[strcspn(wrote, "\n")] = '\0';	/* echo's newline */
 	log_sanitize(wrote);
 	cpulist_format(cpus ? &ct->cpus_applied : &ct->mems_applied, now, sizeof(now));
-	if (strcmp(ct->writer_logged, comm) != 0) {
+	if (strcmp(ct->defence.writer_logged, comm) != 0) {
 		ct_log(LOG_WARNING, ct, "foreign_write", "%s (%.12s): %s[%u] wrote %s %s; restored %s",
 		       ct->name, ct->info.container_id, comm, ev->pid, file, wrote, now);
-		snprintf(ct->writer_logged, sizeof(ct->writer_logged), "%s", comm);
+		snprintf(ct->defence.writer_logged, sizeof(ct->defence.writer_logged), "%s", comm);
 	}
-	if (ct->restores >= RESTORES_MAX)
+	if (ct->defence.restores >= RESTORES_MAX)
 		give_up(c, ct, comm, ev, file);
 	return 0;
 }

@@ -82,20 +82,27 @@ struct container {
 	enum container_state state;
 	bool reject_armed;		/* placement map says reject: BPF kills its
 					 * own exec (termination message written) */
-	bool message_written;		/* termination message handled (written,
+	/* A rejection's moment (controller_reject.c, controller_message.c);
+	 * kept across a resync as a whole (controller_resync.c). */
+	struct {
+		bool message_written;	/* termination message handled (written,
 					 * queued, skipped or dropped): once only */
-	bool message_queued;		/* with the writer thread: the rejection is
+		bool message_queued;	/* with the writer thread: the rejection is
 					 * armed when it is done ... */
-	uint64_t message_deadline_us;	/* ... or at this CLOCK_MONOTONIC time */
-	bool start_unsure;		/* resync saw what may be a runtime's init
+		uint64_t message_deadline_us;	/* ... or at this CLOCK_MONOTONIC time */
+		bool start_unsure;	/* resync saw what may be a runtime's init
 					 * stage (procs_start_state) */
-	uint64_t reject_deadline_us;	/* CLOCK_MONOTONIC: killed then if still
-					 * alive (controller_reject.c); 0 = none */
-	/* Foreign writes of its cpuset files (controller_defend.c). */
-	unsigned restores;		/* restores in the current fight */
-	uint64_t last_restore_ns;	/* CLOCK_MONOTONIC of the latest */
-	bool conflict;			/* gave up: a writer kept fighting */
-	char writer_logged[17];		/* comm of the writer logged last */
+		uint64_t reject_deadline_us;	/* CLOCK_MONOTONIC: killed then if
+						 * still alive; 0 = none */
+	} rejection;
+	/* Foreign writes of its cpuset files (controller_defend.c); kept
+	 * across a resync as a whole. */
+	struct {
+		unsigned restores;	/* restores in the current fight */
+		uint64_t last_restore_ns;	/* CLOCK_MONOTONIC of the latest */
+		bool conflict;		/* gave up: a writer kept fighting */
+		char writer_logged[17];	/* comm of the writer logged last */
+	} defence;
 	/* CFS quota (controller_quota.c). The runtime's limit while we hold
 	 * it lifted; the durable copy is the cgroup's CGFS_QUOTA_XATTR. */
 	bool quota_unset;		/* we wrote "no limit"; quota_saved_* is the
@@ -411,7 +418,7 @@ void controller_sync_pooled_maps(struct controller *c);
  * outside the runtime's mount namespace. A cgroup BPF did not see being
  * made (we were down) gets its lifecycle entry here, from its tasks;
  * tasks that may be a runtime's init stage, or that we cannot read, count
- * as not started and set ct->start_unsure (controller_reject.c).
+ * as not started and set ct->rejection.start_unsure (controller_reject.c).
  * Cannot fail. */
 bool controller_container_started(struct controller *c, struct container *ct);
 
@@ -437,7 +444,7 @@ void controller_messages_free(struct controller *c);
  * reason) to the writer thread, when ct has kubelet's own read-write file
  * for it (the last mount at its termination path, of kubelet's shape for
  * its pod UID and container name; anything else is logged once and not
- * written). Returns true when queued: ct->message_queued, and
+ * written). Returns true when queued: ct->rejection.message_queued, and
  * controller_message_take hands ct back once the write is done or
  * REJECT_MESSAGE_WAIT_MS passed. false: nothing queued (no such file,
  * or dropped: logged and counted, termination_messages_dropped).

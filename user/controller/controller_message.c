@@ -117,10 +117,11 @@ bool controller_message_queue(struct controller *c, struct container *ct)
 		       strerror(-r));
 		return false;
 	}
-	ct->message_queued = true;
-	ct->message_deadline_us = clock_us(CLOCK_MONOTONIC) + REJECT_MESSAGE_WAIT_MS * 1000ULL;
-	if (!c->message_due_us || ct->message_deadline_us < c->message_due_us)
-		c->message_due_us = ct->message_deadline_us;
+	ct->rejection.message_queued = true;
+	ct->rejection.message_deadline_us = clock_us(CLOCK_MONOTONIC) +
+					    REJECT_MESSAGE_WAIT_MS * 1000ULL;
+	if (!c->message_due_us || ct->rejection.message_deadline_us < c->message_due_us)
+		c->message_due_us = ct->rejection.message_deadline_us;
 	return true;
 }
 
@@ -145,9 +146,10 @@ static struct container *finished(struct controller *c, const struct reject_job 
 			job->result == -EXDEV ? " (a mount point on the way: not kubelet's file)" :
 			job->result == -ELOOP ? " (a symlink on the way)" : "");
 	ct = controller_find_id(c, job->cgroup_id);
-	if (!ct || !ct->message_queued || strcmp(ct->info.container_id, job->container_id) != 0)
+	if (!ct || !ct->rejection.message_queued ||
+	    strcmp(ct->info.container_id, job->container_id) != 0)
 		return NULL;	/* gone, or handed back already (overdue) */
-	ct->message_queued = false;
+	ct->rejection.message_queued = false;
 	return ct;
 }
 
@@ -165,17 +167,17 @@ static struct container *overdue(struct controller *c, uint64_t now_us)
 	while (strmap_next(c->by_path, &it, &k, &v)) {
 		struct container *ct = v;
 
-		if (!ct->message_queued)
+		if (!ct->rejection.message_queued)
 			continue;
-		if (!found && ct->message_deadline_us <= now_us)
+		if (!found && ct->rejection.message_deadline_us <= now_us)
 			found = ct;
-		else if (!next || ct->message_deadline_us < next)
-			next = ct->message_deadline_us;
+		else if (!next || ct->rejection.message_deadline_us < next)
+			next = ct->rejection.message_deadline_us;
 	}
 	c->message_due_us = next;
 	if (!found)
 		return NULL;
-	found->message_queued = false;
+	found->rejection.message_queued = false;
 	ct_log(LOG_WARNING, found, "termination_message_slow",
 	       "%s: termination message to %s not written after %u ms (a slow filesystem?); "
 	       "rejecting without waiting for it", found->name,

@@ -63,7 +63,7 @@ bool controller_container_started(struct controller *c, struct container *ct)
 	}
 	if (st == PROCS_STARTED)
 		lc.own_execs = 1;
-	ct->start_unsure = st == PROCS_INIT_STAGE;
+	ct->rejection.start_unsure = st == PROCS_INIT_STAGE;
 	if (c->bpf && ct->cgroup_id && (!have || st == PROCS_STARTED))
 		bpf_events_add_lifecycle(c->bpf, ct->cgroup_id, &lc, have);
 	return lc.own_execs > 0;
@@ -119,10 +119,11 @@ static void arm_now(struct controller *c, struct container *ct)
 	}
 	if (!ct->killed && controller_container_started(c, ct))
 		controller_kill_rejected(c, ct, "at once: its program was already running");
-	else if (!ct->killed && ct->start_unsure && !ct->reject_deadline_us) {
-		ct->reject_deadline_us = clock_us(CLOCK_MONOTONIC) + INIT_STAGE_MAX_S * 1000000ULL;
-		if (!c->reject_due_us || ct->reject_deadline_us < c->reject_due_us)
-			c->reject_due_us = ct->reject_deadline_us;
+	else if (!ct->killed && ct->rejection.start_unsure && !ct->rejection.reject_deadline_us) {
+		ct->rejection.reject_deadline_us = clock_us(CLOCK_MONOTONIC) +
+						   INIT_STAGE_MAX_S * 1000000ULL;
+		if (!c->reject_due_us || ct->rejection.reject_deadline_us < c->reject_due_us)
+			c->reject_due_us = ct->rejection.reject_deadline_us;
 		ct_log(LOG_INFO, ct, policy_error_name(ct->d.err),
 		       "%s (%.12s): not started yet, by what its tasks show (a runtime's init "
 		       "stage?): killed at its first exec, or in %d s", ct->name,
@@ -142,15 +143,15 @@ static void expire_init_stages(struct controller *c, uint64_t now)
 	while (strmap_next(c->by_path, &it, &k, &v)) {
 		struct container *ct = v;
 
-		if (!ct->reject_deadline_us || ct->killed)
+		if (!ct->rejection.reject_deadline_us || ct->killed)
 			continue;
-		if (ct->reject_deadline_us <= now) {
-			ct->reject_deadline_us = 0;
+		if (ct->rejection.reject_deadline_us <= now) {
+			ct->rejection.reject_deadline_us = 0;
 			if (ct->d.reject)
 				controller_kill_rejected(c, ct, "after " STR(INIT_STAGE_MAX_S) " s with "
 							 "no exec: not a runtime's init stage waiting for its start");
-		} else if (!next || ct->reject_deadline_us < next) {
-			next = ct->reject_deadline_us;
+		} else if (!next || ct->rejection.reject_deadline_us < next) {
+			next = ct->rejection.reject_deadline_us;
 		}
 	}
 	c->reject_due_us = next;
@@ -203,12 +204,12 @@ void controller_reject_poll(struct controller *c)
  */
 static void arm_rejection(struct controller *c, struct container *ct)
 {
-	if (!ct->message_written) {
-		ct->message_written = true;
+	if (!ct->rejection.message_written) {
+		ct->rejection.message_written = true;
 		if (controller_message_queue(c, ct))
 			return;	/* armed when written or overdue: controller_reject_poll */
 	}
-	if (!ct->message_queued)
+	if (!ct->rejection.message_queued)
 		arm_now(c, ct);
 }
 

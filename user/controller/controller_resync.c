@@ -176,16 +176,17 @@ static int install_table(struct controller *c, struct container **list, size_t n
 		const struct container *old = strmap_get(c->by_path, list[i]->path);
 
 		if (old && old->cgroup_id == list[i]->cgroup_id) {
+			bool unsure = list[i]->rejection.start_unsure;
+
 			list[i]->error_logged = old->error_logged && old->d.err == list[i]->d.err;
 			list[i]->killed = old->killed;
-			list[i]->message_written = old->message_written;
-			list[i]->message_queued = old->message_queued;
-			list[i]->message_deadline_us = old->message_deadline_us;
-			list[i]->restores = old->restores;
-			list[i]->last_restore_ns = old->last_restore_ns;
-			list[i]->conflict = old->conflict;
-			memcpy(list[i]->writer_logged, old->writer_logged,
-			       sizeof(list[i]->writer_logged));
+			/* A rejection under way and a fight with a writer go on:
+			 * the scan says nothing new of either. A deadline stands
+			 * (controller_reject.c): the entry we made for it says
+			 * nothing new; the scan may only add a doubt. */
+			list[i]->rejection = old->rejection;
+			list[i]->rejection.start_unsure |= unsure;
+			list[i]->defence = old->defence;
 			list[i]->rebuild_skipped = old->rebuild_skipped;
 			list[i]->nri_placed = old->nri_placed;
 			/* A refused resize is not news after a resync either. */
@@ -193,10 +194,6 @@ static int install_table(struct controller *c, struct container **list, size_t n
 			/* Its failed map entry: the write below says whether it
 			 * works now (and takes its listed error back). */
 			list[i]->map_err = old->map_err;
-			/* Its deadline stands (controller_reject.c): the entry
-			 * we made for it says nothing new. */
-			list[i]->start_unsure |= old->start_unsure;
-			list[i]->reject_deadline_us = old->reject_deadline_us;
 		}
 		if (strmap_put(m, list[i]->path, list[i]) < 0) {
 			strmap_free(m);
