@@ -101,22 +101,26 @@ static void host_hook(void *ctx)
 	f->host_at = kern.n;
 }
 
+/* The sets the targets point at. */
+static struct cpumask m0_7, m2_7, m0_1, n0, none;
+
 /* a gives 0-1 up, b takes them (and mems), gone vanished; entries of a
  * and b exact at the end. */
 static void targets(struct fx *f, struct enforce_target *t)
 {
+	m0_7 = tl_mask("0-7");
+	m2_7 = tl_mask("2-7");
+	m0_1 = tl_mask("0-1");
+	n0 = tl_mask("0");
+	cpumask_zero(&none);
 	t[0] = (struct enforce_target){ .path = "/kubepods/a", .cpus_fd = &f->fd[0],
-					.write_cpus = true, .cpus = tl_mask("2-7"),
-					.cpus_known = true, .cpus_have = tl_mask("0-7"),
-					.map_on = true, .map_have = tl_mask("0-7"), .map_sync = true,
-					.map_want = tl_mask("2-7"), .cgroup_id = 11 };
+					.cpus = &m2_7, .cpus_have = &m0_7, .map_have = &m0_7,
+					.map_want = &m2_7, .cgroup_id = 11 };
 	t[1] = (struct enforce_target){ .path = "/kubepods/b", .cpus_fd = &f->fd[1],
-					.write_cpus = true, .cpus = tl_mask("0-1"),
-					.write_mems = true, .mems = tl_mask("0"),
-					.map_on = true, .map_sync = true, .map_want = tl_mask("0-1"),
-					.cgroup_id = 12 };
+					.cpus = &m0_1, .mems = &n0, .map_have = &none,
+					.map_want = &m0_1, .cgroup_id = 12 };
 	t[2] = (struct enforce_target){ .path = "/kubepods/gone", .cpus_fd = &f->fd[2],
-					.write_cpus = true, .cpus = tl_mask("2-7") };
+					.cpus = &m2_7 };
 }
 
 static int find(const char *file)
@@ -163,10 +167,10 @@ static void test_order_and_results(void **state)
 
 	/* the same plan again through the kept fds: a resize back */
 	log_reset();
-	t[0].cpus = tl_mask("0-7");
-	t[0].cpus_have = tl_mask("2-7");
-	t[1].write_cpus = t[1].write_mems = false;
-	t[2].write_cpus = false;
+	t[0].cpus = &m0_7;
+	t[0].cpus_have = &m2_7;
+	t[1].cpus = t[1].mems = NULL;
+	t[2].cpus = NULL;
 	assert_int_equal(enforce_plan(t, 3, 0, &p), 0);
 	enforce_exec(&io, t, &p, 0, p.writes_end, res);
 	assert_int_equal(kern.n, 1);
@@ -180,8 +184,8 @@ static void test_order_and_results(void **state)
 static void test_widens_parent(void **state)
 {
 	struct fx *f = *state;
-	struct enforce_target t = { .path = "/kubepods/b", .cpus_fd = &f->fd[1],
-				    .write_cpus = true, .cpus = tl_mask("0-7") };
+	struct cpumask all = tl_mask("0-7");
+	struct enforce_target t = { .path = "/kubepods/b", .cpus_fd = &f->fd[1], .cpus = &all };
 	struct enforce_plan p = { 0 };
 	struct enforce_io io = { .cg = f->cg, .root = "/kubepods" };
 	struct cpumask got;

@@ -29,6 +29,9 @@ struct enf_case {
 	char names[MAXT][32];
 	bool hole[MAXT];
 	struct enforce_target t[MAXT];
+	/* what the targets point at: cpus, mems, cpus_have, mems_have,
+	 * map_have, map_want */
+	struct cpumask sets[MAXT][6];
 	size_t n;
 	struct cgfs_plan_write w[MAXT];
 	size_t nw;
@@ -54,24 +57,28 @@ static int name_index(const struct enf_case *c, const char *name)
 	return -1;
 }
 
-/* HAVE>WANT into *have, *known, *want. */
-static void have_want(const struct enf_case *c, char *v, struct cpumask *have, bool *known,
-		      struct cpumask *want)
+/* HAVE>WANT into *have (NULL when unknown) and *want, stored in hs, ws. */
+static void have_want(const struct enf_case *c, char *v, const struct cpumask **have,
+		      struct cpumask *hs, const struct cpumask **want, struct cpumask *ws)
 {
 	char *gt = strchr(v, '>');
+	bool known;
 
 	if (!gt)
 		fail_msg("line %d: \"%s\" is not HAVE>WANT", c->line, v);
 	*gt = '\0';
-	*have = list_of(v, known);
-	*want = list_of(gt + 1, NULL);
+	*hs = list_of(v, &known);
+	*have = known ? hs : NULL;
+	*ws = list_of(gt + 1, NULL);
+	*want = ws;
 }
 
 static void parse_target(struct enf_case *c, char *rest)
 {
 	struct enforce_target *t = &c->t[c->n];
+	struct cpumask *m = c->sets[c->n];
 	char *save = NULL, *tok = strtok_r(rest, " ", &save);
-	bool sync_list = false;
+	bool sync = false;
 
 	assert_true(c->n < MAXT);
 	assert_non_null(tok);
@@ -81,25 +88,23 @@ static void parse_target(struct enf_case *c, char *rest)
 		if (!strcmp(tok, "hole")) {
 			c->hole[c->n] = true;
 		} else if (!strncmp(tok, "cpus=", 5)) {
-			t->write_cpus = true;
-			have_want(c, tok + 5, &t->cpus_have, &t->cpus_known, &t->cpus);
+			have_want(c, tok + 5, &t->cpus_have, &m[2], &t->cpus, &m[0]);
 		} else if (!strncmp(tok, "mems=", 5)) {
-			t->write_mems = true;
-			have_want(c, tok + 5, &t->mems_have, &t->mems_known, &t->mems);
+			have_want(c, tok + 5, &t->mems_have, &m[3], &t->mems, &m[1]);
 		} else if (!strncmp(tok, "map=", 4)) {
-			t->map_on = true;
-			t->map_have = list_of(tok + 4, NULL);
+			m[4] = list_of(tok + 4, NULL);
+			t->map_have = &m[4];
 		} else if (!strcmp(tok, "sync")) {
-			t->map_sync = true;
+			sync = true;
 		} else if (!strncmp(tok, "sync=", 5)) {
-			t->map_sync = sync_list = true;
-			t->map_want = list_of(tok + 5, NULL);
+			m[5] = list_of(tok + 5, NULL);
+			t->map_want = &m[5];
 		} else {
 			fail_msg("line %d: unknown \"%s\"", c->line, tok);
 		}
 	}
-	if (t->map_sync && !sync_list)
-		t->map_want = t->cpus;
+	if (sync)
+		t->map_want = t->cpus ? t->cpus : &m[5];
 	c->n++;
 }
 
@@ -242,15 +247,15 @@ static void test_bad_arguments(void **state)
 /* A plan made into a used list replaces it (no operation of the last). */
 static void test_plan_reused(void **state)
 {
-	struct enforce_target t = { .write_cpus = true, .cpus = tl_mask("0-3") };
+	struct cpumask m = tl_mask("0-3");
+	struct enforce_target t = { .cpus = &m };
 	struct enforce_plan p = { 0 };
 
 	(void)state;
 	for (int i = 0; i < 200; i++)
 		assert_int_equal(enforce_plan(&t, 1, ENFORCE_WITH_HOST, &p), 0);
 	assert_int_equal(p.n, 2);
-	t.cpus_known = true;
-	t.cpus_have = t.cpus;
+	t.cpus_have = &m;
 	assert_int_equal(enforce_plan(&t, 1, 0, &p), 0);
 	assert_int_equal(p.n, 0);
 	enforce_plan_free(&p);
@@ -281,14 +286,15 @@ static void test_generated_events(void **state)
 	enum { NX = 4, NS = 3, NT = NX + NS };
 	struct enforce_target t[NT];
 	struct enforce_plan p = { 0 };
-	struct cpumask cur[NT] = { 0 }, map[NT] = { 0 }, want[NX] = { 0 };
+	struct cpumask cur[NT] = { 0 }, map[NT] = { 0 }, want[NX] = { 0 }, pool;
+	struct cpumask have[NT], entry[NT];
 	unsigned seed = 1;
 
 	(void)state;
 	for (int i = NX; i < NT; i++)
 		cur[i] = map[i] = tl_mask("0-15");
 	for (int ev = 0; ev < 3000; ev++) {
-		struct cpumask excl = { 0 }, pool;
+		struct cpumask excl = { 0 };
 		int i = (int)((unsigned)rand_r(&seed) % NX), how = rand_r(&seed) % 3;
 		bool admitted = cpumask_empty(&want[i]);
 
@@ -310,21 +316,21 @@ static void test_generated_events(void **state)
 			cpumask_clear(&want[i], cpu);
 		}
 		excl = (struct cpumask){ 0 };
-		for (int x = 0; x < NX; x++) {
+		for (int x = 0; x < NX; x++)
 			cpumask_or(&excl, &excl, &want[x]);
-			t[x] = (struct enforce_target){
-				.write_cpus = !cpumask_empty(&want[x]), .cpus = want[x],
-				.cpus_known = !(x == i && admitted), .cpus_have = cur[x],
-				.map_on = !cpumask_empty(&want[x]), .map_have = map[x],
-				.map_sync = true, .map_want = want[x] };
-		}
 		pool = tl_mask("0-15");
 		cpumask_andnot(&pool, &pool, &excl);
-		for (int x = NX; x < NT; x++)
-			t[x] = (struct enforce_target){ .write_cpus = true, .cpus = pool,
-							.cpus_known = true, .cpus_have = cur[x],
-							.map_on = true, .map_have = map[x],
-							.map_sync = true, .map_want = pool };
+		for (int x = 0; x < NT; x++) {
+			const struct cpumask *w = x < NX ? &want[x] : &pool;
+			bool placed = !cpumask_empty(w);
+
+			have[x] = cur[x];
+			entry[x] = map[x];
+			t[x] = (struct enforce_target){
+				.cpus = placed ? w : NULL,
+				.cpus_have = x == i && admitted ? NULL : &have[x],
+				.map_have = placed ? &entry[x] : NULL, .map_want = w };
+		}
 		assert_int_equal(enforce_plan(t, NT, ENFORCE_WITH_HOST, &p), 0);
 		for (size_t k = 0; k < p.n; k++) {
 			const struct enforce_op *op = &p.ops[k];
@@ -348,9 +354,11 @@ static void test_generated_events(void **state)
 				}
 		}
 		for (int x = 0; x < NT; x++) {
-			assert_true(cpumask_equal(&cur[x], &t[x].cpus));
-			if (t[x].map_on)
-				assert_true(cpumask_equal(&map[x], &t[x].map_want));
+			const struct cpumask *w = x < NX ? &want[x] : &pool;
+
+			assert_true(cpumask_equal(&cur[x], w));
+			if (t[x].map_have)
+				assert_true(cpumask_equal(&map[x], w));
 		}
 	}
 	enforce_plan_free(&p);

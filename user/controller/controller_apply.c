@@ -42,22 +42,20 @@ static void target_of(struct controller *c, struct container *ct, bool map_sync,
 
 	*t = (struct enforce_target){
 		.name = ct->name, .path = ct->path, .cpus_fd = &ct->cpus_fd,
-		.cpus = ct->d.cpus, .mems = ct->d.mems,
-		.cpus_known = ct->cpus_known, .cpus_have = ct->cpus_applied,
-		.mems_known = ct->mems_known, .mems_have = ct->mems_applied,
-		.map_sync = map_sync, .map_want = ct->d.cpus,
+		.cpus_have = ct->cpus_known ? &ct->cpus_applied : NULL,
+		.mems_have = ct->mems_known ? &ct->mems_applied : NULL,
+		.map_want = map_sync ? &ct->d.cpus : NULL,
 	};
 	controller_entry_of(c, ct, t);
 	if (!container_live(ct))
 		return;
-	if (controller_planned(c)) {
-		t->write_mems = !pool || pool_part(ct);
-		return;
+	if (!controller_planned(c)) {
+		if (cpumask_empty(&ct->d.cpus))
+			return;		/* no set: nothing of its own to run on */
+		t->cpus = &ct->d.cpus;
 	}
-	if (cpumask_empty(&ct->d.cpus))
-		return;
-	t->write_cpus = true;
-	t->write_mems = !pool || pool_part(ct);
+	if (!pool || pool_part(ct))
+		t->mems = &ct->d.mems;
 }
 
 /* The event's targets, kept across events: a resize allocates nothing. */
@@ -195,8 +193,8 @@ bool controller_off_decision(struct controller *c, struct container *ct, enum cg
 		return controller_plan_off(c, ct);
 	target_of(c, ct, false, &t);	/* the same choices as controller_apply */
 	if (f == CGFS_MEMS)
-		return t.write_mems && (!t.mems_known || !cpumask_equal(&t.mems_have, &t.mems));
-	return t.write_cpus && (!t.cpus_known || !cpumask_equal(&t.cpus_have, &t.cpus));
+		return t.mems && (!t.mems_have || !cpumask_equal(t.mems_have, t.mems));
+	return t.cpus && (!t.cpus_have || !cpumask_equal(t.cpus_have, t.cpus));
 }
 
 /* One container to its decision; planned, the whole tree (a new
@@ -244,7 +242,7 @@ void controller_sync_pooled_maps(struct controller *c)
 			continue;
 		r = add_target(c, v, true);
 		if (!r)		/* the entries only */
-			e->t[e->n - 1].write_cpus = e->t[e->n - 1].write_mems = false;
+			e->t[e->n - 1].cpus = e->t[e->n - 1].mems = NULL;
 	}
 	if (!r)
 		r = plan_targets(c, 0);

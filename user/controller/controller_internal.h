@@ -224,9 +224,9 @@ static inline bool pool_part(const struct container *ct)
  * -errno; -ENOENT = vanished, not an error) and logs any other failure. */
 void controller_note_write(struct controller *c, struct container *ct, const char *what, int r);
 
-/* ct's placement entry as an enforce target's (t->map_on, map_have,
- * cgroup_id, entry: its kind, exec check and rejection armed); map_on is
- * false without BPF, without a cgroup id, or with the benchmarks'
+/* ct's placement entry as an enforce target's (t->map_have: &ct->map_cpus,
+ * cgroup_id, entry: its kind, exec check and rejection armed); map_have
+ * is NULL without BPF, without a cgroup id, or with the benchmarks'
  * CPUSETD_PLACEMENT_MAP_OFF. Cannot fail. */
 void controller_entry_of(const struct controller *c, const struct container *ct,
 			 struct enforce_target *t);

@@ -400,8 +400,7 @@ static int add_target(struct controller *c, size_t i)
 		t->name = ct->name;
 		t->path = ct->path;
 		t->cpus_fd = &ct->cpus_fd;
-		t->write_cpus = !cpumask_empty(&p->pn[i].target);
-		t->cpus = p->pn[i].target;
+		t->cpus = cpumask_empty(&p->pn[i].target) ? NULL : &p->pn[i].target;
 		controller_entry_of(c, ct, t);
 	} else {
 		t->path = g->path;

@@ -101,10 +101,9 @@ static bool placement_map_off(void)
 void controller_entry_of(const struct controller *c, const struct container *ct,
 			 struct enforce_target *t)
 {
-	t->map_on = c->bpf && ct->cgroup_id && !placement_map_off();
-	t->map_have = ct->map_cpus;
+	t->map_have = c->bpf && ct->cgroup_id && !placement_map_off() ? &ct->map_cpus : NULL;
 	t->cgroup_id = ct->cgroup_id;
-	t->entry = (struct cpusetd_placement){
+	t->entry = (struct enforce_entry){
 		.kind = ct->d.kind, .verify_pending = ct->exec_pending,
 		.reject_id = ct->reject_armed ? ct->cgroup_id : 0 };
 }
@@ -156,7 +155,7 @@ int controller_sync_map(struct controller *c, struct container *ct)
 	int r;
 
 	controller_entry_of(c, ct, &t);
-	if (!t.map_on)
+	if (!t.map_have)
 		return 0;
 	enforce_exec(&io, &t, &p, 0, 1, &r);
 	controller_write_result(c, ct, &op, r);

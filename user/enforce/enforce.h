@@ -53,7 +53,19 @@
 
 struct bpf_events;
 
-/* One cgroup an event may change. */
+/* A placement entry's fields but its CPUs (maps/cpusetd.h struct
+ * cpusetd_placement: the CPUs come with each operation). */
+struct enforce_entry {
+	uint32_t kind;			/* enum cpusetd_kind */
+	uint32_t verify_pending;	/* 1: report the container's next own exec */
+	uint64_t reject_id;		/* == cgroup_id: kill every own exec; 0 */
+};
+
+/*
+ * One cgroup an event may change. The sets are the caller's (the
+ * container record's, borrowed for one plan and its execution): a target
+ * is a few pointers, so a resize of a thousand containers copies no set.
+ */
 struct enforce_target {
 	/* where (for enforce_exec and its logs; the planner ignores them) */
 	const char *name;		/* for a dry run's log line; NULL: path */
@@ -61,19 +73,17 @@ struct enforce_target {
 	int *cpus_fd;			/* its cpuset.cpus kept open (-1: not yet) */
 	bool planned;			/* v2 hierarchical: cpuset.cpus exactly as
 					 * given, no ancestor touched */
-	/* decided: the CPU ids and NUMA node ids to write */
-	bool write_cpus, write_mems;
-	struct cpumask cpus, mems;
-	/* the live view: the files as last written or read */
-	bool cpus_known, mems_known;
-	struct cpumask cpus_have, mems_have;
-	/* its placement map entry (maps/cpusetd.h): mirrored when map_on */
-	bool map_on;
-	struct cpumask map_have;	/* the entry's CPUs as last written */
-	bool map_sync;			/* write the exact entry (map_want) last */
-	struct cpumask map_want;
+	/* decided: the CPU ids and NUMA node ids to write; NULL: that file
+	 * is not this event's to write */
+	const struct cpumask *cpus, *mems;
+	/* the live view: the files as last written or read; NULL: unknown */
+	const struct cpumask *cpus_have, *mems_have;
+	/* its placement map entry; map_have NULL: none (no map, no key) */
+	const struct cpumask *map_have;	/* the entry's CPUs as last written */
+	const struct cpumask *map_want;	/* the exact entry, written last; NULL:
+					 * not this event's to write */
 	uint64_t cgroup_id;		/* the entry's key */
-	struct cpusetd_placement entry;	/* its kind and flags; cpus set per op */
+	struct enforce_entry entry;
 };
 
 enum enforce_op_kind {

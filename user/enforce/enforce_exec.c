@@ -48,7 +48,9 @@ static int write_file(const struct enforce_io *io, const struct enforce_target *
 
 static struct cpusetd_placement entry_of(const struct enforce_target *t, const struct cpumask *m)
 {
-	struct cpusetd_placement pl = t->entry;
+	struct cpusetd_placement pl = { .kind = t->entry.kind,
+					.verify_pending = t->entry.verify_pending,
+					.reject_id = t->entry.reject_id };
 
 	memcpy(pl.cpus, m->bits, sizeof(pl.cpus));
 	return pl;

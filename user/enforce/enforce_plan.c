@@ -29,25 +29,25 @@ static int push(struct enforce_plan *p, enum enforce_op_kind kind, size_t target
 }
 
 /* Rule 1: the file does not hold want yet (or nobody knows what it holds). */
-static bool differs(bool known, const struct cpumask *have, const struct cpumask *want)
+static bool differs(const struct cpumask *have, const struct cpumask *want)
 {
-	return !known || !cpumask_equal(have, want);
+	return !have || !cpumask_equal(have, want);
 }
 
 static bool cpus_due(const struct enforce_target *t)
 {
-	return t->write_cpus && differs(t->cpus_known, &t->cpus_have, &t->cpus);
+	return t->cpus && differs(t->cpus_have, t->cpus);
 }
 
 static bool mems_due(const struct enforce_target *t)
 {
-	return t->write_mems && differs(t->mems_known, &t->mems_have, &t->mems);
+	return t->mems && differs(t->mems_have, t->mems);
 }
 
-/* Rule 2: a known set that becomes a strict part of itself only gives up. */
+/* Rule 2: a known set that becomes a part of itself only gives up. */
 static bool gives_only(const struct enforce_target *t)
 {
-	return t->cpus_known && cpumask_subset(&t->cpus, &t->cpus_have);
+	return t->cpus_have && cpumask_subset(t->cpus, t->cpus_have);
 }
 
 /* Rule 3: the entry must allow to before a write of it lands. */
@@ -56,9 +56,9 @@ static int widen(struct enforce_plan *p, const struct enforce_target *t, size_t 
 {
 	struct cpumask wide;
 
-	if (!t->map_on || cpumask_subset(to, &t->map_have))
+	if (!t->map_have || cpumask_subset(to, t->map_have))
 		return 0;
-	cpumask_or(&wide, &t->map_have, to);
+	cpumask_or(&wide, t->map_have, to);
 	return push(p, ENFORCE_MAP_WIDEN, i, &wide);
 }
 
@@ -80,14 +80,14 @@ static int phase(const struct enforce_target *t, size_t n, bool give, struct enf
 
 	for (size_t i = 0; i < n && !r; i++)
 		if (in_phase(&t[i], give) && cpus_due(&t[i]))
-			r = widen(p, &t[i], i, &t[i].cpus);
+			r = widen(p, &t[i], i, t[i].cpus);
 	for (size_t i = 0; i < n && !r; i++) {
 		if (!in_phase(&t[i], give))
 			continue;
 		if (cpus_due(&t[i]))
-			r = push(p, ENFORCE_CPUS, i, &t[i].cpus);
+			r = push(p, ENFORCE_CPUS, i, t[i].cpus);
 		if (!r && mems_due(&t[i]))
-			r = push(p, ENFORCE_MEMS, i, &t[i].mems);
+			r = push(p, ENFORCE_MEMS, i, t[i].mems);
 	}
 	return r;
 }
@@ -99,8 +99,8 @@ static int exact_maps(const struct enforce_target *t, size_t n, struct enforce_p
 
 	p->writes_end = p->n;
 	for (size_t i = 0; i < n && !r; i++)
-		if (t[i].map_on && t[i].map_sync)
-			r = push(p, ENFORCE_MAP, i, &t[i].map_want);
+		if (t[i].map_have && t[i].map_want)
+			r = push(p, ENFORCE_MAP, i, t[i].map_want);
 	return r;
 }
 
@@ -149,8 +149,8 @@ int enforce_plan_tree(const struct enforce_target *t, size_t n,
 	/* rule 3, for every target whose set may grow through the tree:
 	 * its cpus are the target it must end on, whatever level writes it */
 	for (size_t i = 0; i < n && !r; i++)
-		if (t[i].write_cpus && !cpumask_empty(&t[i].cpus))
-			r = widen(p, &t[i], i, &t[i].cpus);
+		if (t[i].cpus && !cpumask_empty(t[i].cpus))
+			r = widen(p, &t[i], i, t[i].cpus);
 	for (size_t k = 0; k < nw && !r; k++) {
 		int i = node_target[w[k].node];
 
@@ -159,7 +159,7 @@ int enforce_plan_tree(const struct enforce_target *t, size_t n,
 	}
 	for (size_t i = 0; i < n && !r; i++)
 		if (mems_due(&t[i]))
-			r = push(p, ENFORCE_MEMS, i, &t[i].mems);
+			r = push(p, ENFORCE_MEMS, i, t[i].mems);
 	if (!r)
 		r = exact_maps(t, n, p);
 	return done(p, r);
