@@ -345,8 +345,9 @@ void controller_skip_sched_rebuild(struct controller *c, struct container *ct);
 int controller_forget(struct controller *c, struct container *ct, uint64_t event_ns);
 
 /* Errors live as long as their pod: until no container cgroup of it is
- * left (the sandbox's goes last). O(errors x containers), only at rmdir
- * of a container and when there are errors at all. */
+ * left (the sandbox's goes last). O(errors) with an O(1) lookup per pod
+ * (controller_pod_cgroups), only at rmdir of a container and when there
+ * are errors at all. */
 void controller_prune_errors(struct controller *c);
 
 /* --- controller_telemetry.c --- */
