@@ -5,7 +5,8 @@
  * after a container's rmdir no table the controller keeps holds a trace
  * of it (the table and its indexes, the policy's book, the pod's errors,
  * NRI's record), on the v1 and v2 trees of test_controller.h; nor after a
- * resync that finds a container gone whose rmdir was never seen. The BPF
+ * resync that finds a container gone whose rmdir was never seen; a pod's
+ * errors stay while any container cgroup of it is left. The BPF
  * maps are not there without BPF; the integration lane covers them.
  */
 #include "test_controller.h"
@@ -91,6 +92,68 @@ static void test_rmdir_leaves_no_trace(void **state)
 	assert_exclusive(f, &g, 7);
 }
 
+/* A second running container in ct's pod (the pod's own cgroup is
+ * there: new_ct made it), announced by its mkdir. */
+static struct ct start_beside(struct fx *f, const struct ct *ct, unsigned limit)
+{
+	unsigned n = ++f->serial;
+	struct ct sib;
+
+	snprintf(sib.path, sizeof(sib.path), "%.*s/%012x%052x",
+		 (int)(strrchr(ct->path, '/') - ct->path), ct->path, n, n);	/* 64 hex */
+	mkcg(f, sib.path, "", "");
+	set_limit(f, &sib, limit);
+	set_tasks(f, &sib, true);
+	assert_int_equal(cgfs_cgroup_id(f->cg, sib.path, &sib.id), 0);
+	send(f, CPUSETD_EV_MKDIR, &sib, 0);
+	return sib;
+}
+
+/*
+ * A pod's errors stay while any container cgroup of it is in the table,
+ * whichever goes first, and go with its last (controller_pod_cgroups:
+ * a count off by one either way fails here). Another pod's rmdir prunes
+ * nothing of it.
+ */
+static void test_errors_live_with_pod(void **state)
+{
+	struct fx *f = *state;
+	struct ct big = start(f, POD_QOS_GUARANTEED, 8);
+	struct ct one = start_beside(f, &big, 1);
+	struct ct two = start_beside(f, &big, 1);
+	struct ct other = start(f, POD_QOS_BURSTABLE, 0);
+	char buf[256];
+
+	assert_exclusive(f, &one, 1);
+	assert_string_equal(traces(f, &big, buf, sizeof(buf)), "table policy errors");
+	rmdir_ct(f, &other);
+	assert_string_equal(traces(f, &big, buf, sizeof(buf)), "table policy errors");
+	rmdir_ct(f, &big);	/* the refused one first: two of its pod left */
+	assert_string_equal(traces(f, &big, buf, sizeof(buf)), "errors");
+	rmdir_ct(f, &one);
+	assert_string_equal(traces(f, &big, buf, sizeof(buf)), "errors");
+	rmdir_ct(f, &two);	/* the pod's last */
+	assert_string_equal(traces(f, &big, buf, sizeof(buf)), "");
+}
+
+/* The same across a resync: the rebuilt table counts the pod's cgroup
+ * that is left, and the next rmdir of another pod keeps its errors. */
+static void test_errors_live_across_resync(void **state)
+{
+	struct fx *f = *state;
+	struct ct big = start(f, POD_QOS_GUARANTEED, 8);
+	struct ct one = start_beside(f, &big, 1);
+	struct ct other = start(f, POD_QOS_BURSTABLE, 0);
+	char buf[256];
+
+	remove_ct(f, &big);	/* its rmdir missed */
+	assert_int_equal(controller_resync(f->c), 0);
+	rmdir_ct(f, &other);
+	assert_string_equal(traces(f, &big, buf, sizeof(buf)), "errors");
+	rmdir_ct(f, &one);
+	assert_string_equal(traces(f, &big, buf, sizeof(buf)), "");
+}
+
 /* The rmdir of an older cgroup of the same name (another kernfs id) is
  * not the container's: every trace stays. */
 static void test_stale_rmdir_keeps_traces(void **state)
@@ -148,6 +211,9 @@ int main(void)
 		cmocka_unit_test(test_order),
 		cmocka_unit_test_setup_teardown(test_rmdir_leaves_no_trace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rmdir_leaves_no_trace, setup_v2, teardown),
+		cmocka_unit_test_setup_teardown(test_errors_live_with_pod, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_errors_live_with_pod, setup_v2, teardown),
+		cmocka_unit_test_setup_teardown(test_errors_live_across_resync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_rmdir_keeps_traces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_then_rmdir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_then_rmdir, setup_v2, teardown),

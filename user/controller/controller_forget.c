@@ -100,22 +100,17 @@ static bool holds_nri(const struct controller *c, uint64_t cgroup_id, const char
 	return nri_rec_get(c, container_id) != NULL;
 }
 
+/* Whether a container cgroup of the pod is still in the table: the
+ * table's pod index (controller_pod_cgroups), by the same key the error
+ * was noted under (meta.pod_uid). */
 static bool pod_has_cgroup(const char *pod_uid, void *ctx)
 {
-	const struct controller *c = ctx;
-	size_t it = 0;
-	const char *k;
-	void *v;
-
-	while (strmap_next(c->by_path, &it, &k, &v))
-		if (strcmp(((struct container *)v)->meta.pod_uid, pod_uid) == 0)
-			return true;
-	return false;
+	return controller_pod_cgroups(ctx, pod_uid) > 0;
 }
 
 /* Errors live as long as their pod: until no container cgroup of it is
- * left (the sandbox's goes last). O(errors x containers), only at rmdir
- * of a container and when there are errors at all. */
+ * left (the sandbox's goes last). O(errors) with an O(1) lookup per
+ * pod, only at rmdir of a container and when there are errors at all. */
 void controller_prune_errors(struct controller *c)
 {
 	if (pod_errors_count(c->errors) && pod_errors_prune(c->errors, pod_has_cgroup, c))

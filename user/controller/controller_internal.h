@@ -165,6 +165,7 @@ struct controller {
 	struct strmap *by_path;		/* path -> struct container: the table */
 	struct strmap *by_id;		/* its indexes (controller_table.c): container */
 	struct strmap *by_cgroup;	/* id, cgroup id in hex -> the same container */
+	struct strmap *by_pod;		/* meta.pod_uid -> its count in by_path */
 	struct cpusetd_counters n;	/* counters.h */
 	struct cpusetd_counters n_shown;	/* n as last exported (controller_dirty) */
 	uint64_t admission_errors[POLICY_ERR__COUNT];	/* by reason, once per container */
@@ -289,16 +290,18 @@ struct container *container_new(struct controller *c, const char *path,
 /*
  * The table: every container by cgroup path (c->by_path, which callers
  * iterate), indexed by container id and by cgroup id, so an event or an
- * NRI request finds its container in O(1). Entries change only through
- * these functions, which keep the three maps in step.
+ * NRI request finds its container in O(1), and counted by pod UID, so the
+ * error prune asks whether a pod has a cgroup left in O(1). Entries
+ * change only through these functions, which keep the four maps in step.
  */
 
 /* Empty maps. 0 or -ENOMEM (nothing allocated). */
 int controller_table_init(struct controller *c);
 /* Frees the maps and every container in the table. Accepts a zeroed c. */
 void controller_table_free(struct controller *c);
-/* Puts ct (ct->path, ->info.container_id and ->cgroup_id set, and not to
- * change while it is in). 0, or -ENOMEM (the table unchanged). */
+/* Puts ct (ct->path, ->info.container_id, ->cgroup_id and ->meta.pod_uid
+ * set, and not to change while it is in). ct in already: 0, nothing
+ * changes. 0, or -ENOMEM (the table unchanged). */
 int controller_table_put(struct controller *c, struct container *ct);
 /* Takes ct out (not freed). An index entry that is another container's
  * (two paths with one id) stays. */
@@ -307,6 +310,16 @@ void controller_table_del(struct controller *c, struct container *ct);
  * indexed anew; the old containers are freed. 0, or -ENOMEM: nothing
  * changed, by_path is still the caller's. */
 int controller_table_swap(struct controller *c, struct strmap *by_path);
+/*
+ * How many container cgroups in the table have meta.pod_uid == pod_uid
+ * (exact bytes; "" counts those whose bundle and path gave no UID, as
+ * controller_note_pod_error keys their errors). meta.pod_uid, not the
+ * path's info.pod_uid: it is the key the pod error table holds
+ * (load_meta falls back to the path's when the bundle has none).
+ * pod_uid: not NULL. O(1); 0 for an unknown pod or a table not made.
+ * Cannot fail.
+ */
+size_t controller_pod_cgroups(const struct controller *c, const char *pod_uid);
 /* The container with that cgroup id (0: none), or NULL. */
 struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id);
 /* The container whose cgroup is container_id's (64 hex, the runtime's
@@ -349,8 +362,9 @@ void controller_skip_sched_rebuild(struct controller *c, struct container *ct);
 int controller_forget(struct controller *c, struct container *ct, uint64_t event_ns);
 
 /* Errors live as long as their pod: until no container cgroup of it is
- * left (the sandbox's goes last). O(errors x containers), only at rmdir
- * of a container and when there are errors at all. */
+ * left (the sandbox's goes last). O(errors) with an O(1) lookup per pod
+ * (controller_pod_cgroups), only at rmdir of a container and when there
+ * are errors at all. */
 void controller_prune_errors(struct controller *c);
 
 /* --- controller_telemetry.c --- */

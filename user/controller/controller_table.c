@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +42,41 @@ static void cgroup_key(uint64_t id, char buf[17])
 	snprintf(buf, 17, "%" PRIx64, id);
 }
 
+/*
+ * The pod index: meta.pod_uid -> how many entries of by_path have it,
+ * the count kept as the pointer value (absent = 0), so "is a container
+ * cgroup of this pod left?" costs one lookup, not a walk of the table.
+ */
+static size_t pod_count(const struct strmap *by_pod, const char *pod_uid)
+{
+	return (size_t)(uintptr_t)strmap_get(by_pod, pod_uid);
+}
+
+/* One more of pod_uid. 0 or -ENOMEM (the index unchanged). */
+static int pod_inc(struct strmap *by_pod, const char *pod_uid)
+{
+	return strmap_put(by_pod, pod_uid, (void *)(uintptr_t)(pod_count(by_pod, pod_uid) + 1));
+}
+
+/* One fewer of pod_uid; its key goes at 0. Cannot fail: a put on a key
+ * that is there replaces the value in place (strmap.h). */
+static void pod_dec(struct strmap *by_pod, const char *pod_uid)
+{
+	size_t n = pod_count(by_pod, pod_uid);
+
+	if (n <= 1)
+		strmap_del(by_pod, pod_uid);
+	else
+		(void)strmap_put(by_pod, pod_uid, (void *)(uintptr_t)(n - 1));
+}
+
 int controller_table_init(struct controller *c)
 {
 	c->by_path = strmap_new();
 	c->by_id = strmap_new();
 	c->by_cgroup = strmap_new();
-	if (c->by_path && c->by_id && c->by_cgroup)
+	c->by_pod = strmap_new();
+	if (c->by_path && c->by_id && c->by_cgroup && c->by_pod)
 		return 0;
 	controller_table_free(c);
 	return -ENOMEM;
@@ -58,32 +88,50 @@ void controller_table_free(struct controller *c)
 		controller_free_table(c->by_path);
 	strmap_free(c->by_id);
 	strmap_free(c->by_cgroup);
-	c->by_path = c->by_id = c->by_cgroup = NULL;
+	strmap_free(c->by_pod);
+	c->by_path = c->by_id = c->by_cgroup = c->by_pod = NULL;
 }
 
-/* Into the two indexes (not by_path). 0 or -ENOMEM (neither changed). */
-static int index_put(struct strmap *by_id, struct strmap *by_cgroup, struct container *ct)
+/* Into the three indexes (not by_path). 0 or -ENOMEM (none changed). */
+static int index_put(struct strmap *by_id, struct strmap *by_cgroup, struct strmap *by_pod,
+		     struct container *ct)
 {
 	char key[17];
 
-	if (strmap_put(by_id, ct->info.container_id, ct) < 0)
+	if (pod_inc(by_pod, ct->meta.pod_uid) < 0)
 		return -ENOMEM;
+	if (strmap_put(by_id, ct->info.container_id, ct) < 0)
+		goto undo_pod;
 	if (!ct->cgroup_id)
 		return 0;
 	cgroup_key(ct->cgroup_id, key);
 	if (strmap_put(by_cgroup, key, ct) == 0)
 		return 0;
 	strmap_del(by_id, ct->info.container_id);
+undo_pod:
+	pod_dec(by_pod, ct->meta.pod_uid);
 	return -ENOMEM;
 }
 
 int controller_table_put(struct controller *c, struct container *ct)
 {
+	struct container *old = strmap_get(c->by_path, ct->path);
+
+	if (old == ct)
+		return 0;	/* in already: counted once */
 	if (strmap_put(c->by_path, ct->path, ct) < 0)
 		return -ENOMEM;
-	if (index_put(c->by_id, c->by_cgroup, ct) == 0)
+	if (index_put(c->by_id, c->by_cgroup, c->by_pod, ct) == 0) {
+		/* Callers look the path up first; should one not, the
+		 * replaced entry's pod counts one fewer, as by_path does. */
+		if (old)
+			pod_dec(c->by_pod, old->meta.pod_uid);
 		return 0;
-	strmap_del(c->by_path, ct->path);
+	}
+	if (old)	/* back in place: no allocation */
+		(void)strmap_put(c->by_path, ct->path, old);
+	else
+		strmap_del(c->by_path, ct->path);
 	return -ENOMEM;
 }
 
@@ -91,8 +139,11 @@ void controller_table_del(struct controller *c, struct container *ct)
 {
 	char key[17];
 
-	if (strmap_get(c->by_path, ct->path) == ct)
+	/* The pod count follows by_path: only ct's own entry counted it. */
+	if (strmap_get(c->by_path, ct->path) == ct) {
 		strmap_del(c->by_path, ct->path);
+		pod_dec(c->by_pod, ct->meta.pod_uid);
+	}
 	/* Another entry of the same id (a stale path) keeps its own. */
 	if (strmap_get(c->by_id, ct->info.container_id) == ct)
 		strmap_del(c->by_id, ct->info.container_id);
@@ -105,26 +156,34 @@ void controller_table_del(struct controller *c, struct container *ct)
 
 int controller_table_swap(struct controller *c, struct strmap *by_path)
 {
-	struct strmap *by_id = strmap_new(), *by_cgroup = strmap_new();
+	struct strmap *by_id = strmap_new(), *by_cgroup = strmap_new(), *by_pod = strmap_new();
 	size_t it = 0;
 	const char *k;
 	void *v;
-	int r = by_id && by_cgroup ? 0 : -ENOMEM;
+	int r = by_id && by_cgroup && by_pod ? 0 : -ENOMEM;
 
 	while (r == 0 && strmap_next(by_path, &it, &k, &v))
-		r = index_put(by_id, by_cgroup, v);
+		r = index_put(by_id, by_cgroup, by_pod, v);
 	if (r < 0) {
 		strmap_free(by_id);
 		strmap_free(by_cgroup);
+		strmap_free(by_pod);
 		return -ENOMEM;
 	}
 	controller_free_table(c->by_path);
 	strmap_free(c->by_id);
 	strmap_free(c->by_cgroup);
+	strmap_free(c->by_pod);
 	c->by_path = by_path;
 	c->by_id = by_id;
 	c->by_cgroup = by_cgroup;
+	c->by_pod = by_pod;
 	return 0;
+}
+
+size_t controller_pod_cgroups(const struct controller *c, const char *pod_uid)
+{
+	return c->by_pod ? pod_count(c->by_pod, pod_uid) : 0;
 }
 
 struct container *controller_find_id(const struct controller *c, uint64_t cgroup_id)
