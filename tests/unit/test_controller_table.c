@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The controller's table (user/daemon/controller_table.c) on its own: its
+ * The controller's table (user/controller/controller_table.c) on its own: its
  * pod index (controller_pod_cgroups, what the error prune asks at every
  * rmdir) counts the table's entries of each pod UID through put, del,
  * swap (a resync) and a failed put or swap, which leave every map as it
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "user/daemon/controller_internal.h"
+#include "user/controller/controller_internal.h"
 
 /* glibc's allocator under the name that stays its own (exported since 2.2.5). */
 extern void *__libc_malloc(size_t n);
