@@ -31,10 +31,12 @@
  * The phases of one resize's convergence, in order (tools/monitoring/README.md "Metrics"):
  * wakeup, the BPF event to the controller taking it (ring buffer, the
  * loop's wake-up, events ahead of it); plan, from there to the first
- * pool write (the cgroup checks, the bundle, the policy); writes, every
- * pooled container's cpuset; finish, the last pool write to converged
- * (on a start, the new container's own cpuset, which v1 orders after
- * the pools). They add up to the convergence sample.
+ * write (the cgroup checks, the bundle, the policy, the ordered write
+ * list of user/enforce: on v1 one look at every pooled container's
+ * record); writes, the event's cpuset writes in the plan's order (every
+ * pooled container's, and on v1 the new container's own after them);
+ * finish, the last write to converged (the exact placement entries come
+ * after the sample). They add up to the convergence sample.
  */
 enum conv_phase {
 	CONV_PHASE_WAKEUP,
