@@ -174,11 +174,11 @@ $(OUT)/cpusetctl: $(CTL_OBJS) $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
 
-$(OUT)/bench-resize: $(patsubst %,$(OUT)/obj/tools/bench/%.o,resize scene daemon measure report kubelet) $(OUT)/libcpusetd.a
+$(OUT)/bench-resize: $(patsubst %,$(OUT)/obj/tools/bench/%.o,resize scene spawn daemon measure report kubelet) $(OUT)/libcpusetd.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_D)
 
-$(OUT)/bench-floor-idle: $(OUT)/obj/tools/bench/floor-idle.o
+$(OUT)/bench-floor-idle: $(OUT)/obj/tools/bench/floor-idle.o $(OUT)/obj/tools/bench/spawn.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 

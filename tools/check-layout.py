@@ -7,6 +7,9 @@
 1. Each folder includes only the folders below it (ALLOWED).
 2. No call cycle between files: a graph of "file A calls a function file B
    defines", from the symbols of BUILD_DIR's objects (nm), has no cycle.
+   An object whose source is gone (moved or deleted: build/obj keeps it
+   after a rebase until make clean) is skipped, so a stale one neither
+   fails the checks nor adds edges the code no longer has.
 3. No include cycle between headers.
 4. Every header under user/ and cgroupfs/ refuses a BPF compile (#error
    under __bpf__): only maps/ is shared with the BPF programs.
@@ -174,7 +177,7 @@ def calls(build):
                 continue
             obj = os.path.join(d, n)
             src = os.path.relpath(obj, objroot)[:-2] + '.c'
-            if folder(src) is None:
+            if folder(src) is None or not os.path.exists(src):
                 continue
             nm = subprocess.run(['nm', '-P', obj], capture_output=True,
                                 text=True, check=True).stdout

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "spawn.h"
 
 #define CPUSET "/sys/fs/cgroup/cpuset"
 #define RECORD 5120		/* bytes touched per write: about a struct container */
@@ -121,7 +122,7 @@ static void cleanup(void)
 
 static void setup(const char *all)
 {
-	char rel[512], p[700], pid[32];
+	char rel[512], p[700];
 
 	snprintf(s.root, sizeof(s.root), "/cpusetd-floor-%d", getpid());
 	mkcg(s.root, all);
@@ -145,19 +146,15 @@ static void setup(const char *all)
 		mkcg(rel, all);
 		snprintf(p, sizeof(p), CPUSET "%s/cpuset.sched_load_balance", rel);
 		put(p, "0");
+		snprintf(p, sizeof(p), CPUSET "%s/cgroup.procs", rel);
 		for (int k = 0; k < s.tasks; k++) {
-			pid_t kid = fork();
+			pid_t kid = spawn_paused(p);
 
-			if (kid < 0)
-				die("fork");
-			if (kid == 0) {
-				pause();
-				_exit(0);
+			if (kid < 0) {
+				errno = (int)-kid;
+				die(p);
 			}
 			s.kids[i * s.tasks + k] = kid;
-			snprintf(p, sizeof(p), CPUSET "%s/cgroup.procs", rel);
-			snprintf(pid, sizeof(pid), "%d", kid);
-			put(p, pid);
 		}
 		snprintf(p, sizeof(p), CPUSET "%s/cpuset.cpus", rel);
 		s.fds[i] = open(p, O_WRONLY | O_CLOEXEC);

@@ -176,18 +176,17 @@ void report_kubelet(const struct bench *b, struct kubelet_figures *f)
 		printf("  # %s %zu: daemon %.1f us, external %.1f us (lower bound %.1f us)\n",
 		       i % 2 ? "stop" : "start", i / 2, f->conv[i] / 1e3, f->ext[i] / 1e3,
 		       f->low[i] / 1e3);
-	split(f->conv, all, 0, own);
-	split(f->ext, all, 0, ext);
-	split(f->low, all, 0, low);
-	report_line("start", own, ext, low, n, f_q, f_a);
-	if (f->ph[0])
-		report_phases("start", f->ph, all, 0, 2);
-	split(f->conv, all, 1, own);
-	split(f->ext, all, 1, ext);
-	split(f->low, all, 1, low);
-	report_line("stop", own, ext, low, n, f_q, f_a);
-	if (f->ph[0])
-		report_phases("stop", f->ph, all, 1, 2);
+	/* the samples alternate start, stop: one line (and phases) each */
+	for (size_t from = 0; from < 2; from++) {
+		const char *what = from ? "stop" : "start";
+
+		split(f->conv, all, from, own);
+		split(f->ext, all, from, ext);
+		split(f->low, all, from, low);
+		report_line(what, own, ext, low, n, f_q, f_a);
+		if (f->ph[0])
+			report_phases(what, f->ph, all, from, 2);
+	}
 	/* the issue's targets, both kinds together (issue 24 item 2) */
 	{
 		/* pct sorts: last use of these arrays */

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # bench-resize-ab: what stands between the daemon's cpuset writes and the
-# open-fds floor, one suspect at a time (BENCHMARKS.md "Resize: the
-# suspects"). Each arm is the daemon with one thing left out by a
+# open-fds floor, one suspect at a time (BENCHMARKS.md "The suspects,
+# measured"). Each arm is the daemon with one thing left out by a
 # benchmark-only environment knob; the arms alternate, one bench-resize
 # invocation each, ROUNDS times, the whole run under one flock -x of
 # /tmp/cpusetd-bench.lock (nobody else's benchmark beside it; keep it to

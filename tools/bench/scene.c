@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "user/base/cpumask.h"
 #include "resize.h"
+#include "spawn.h"
 
 /* The hierarchy holding cpuset: v1's own mount, else the v2 root;
  * set by main before anything else. */
@@ -137,18 +138,15 @@ void shared_path(const struct bench *b, int i, char *buf, size_t len)
 /* One live process per shared container cgroup. */
 pid_t spawn_in(const char *rel)
 {
-	char procs[600], pid[32];
-	pid_t kid = fork();
+	char procs[600];
+	pid_t kid;
 
-	if (kid < 0)
-		die("fork");
-	if (kid == 0) {
-		pause();
-		_exit(0);
-	}
 	snprintf(procs, sizeof(procs), "%s%s/cgroup.procs", CPUSET, rel);
-	snprintf(pid, sizeof(pid), "%d", kid);
-	put(procs, pid);
+	kid = spawn_paused(procs);
+	if (kid < 0) {
+		errno = (int)-kid;
+		die(procs);
+	}
 	return kid;
 }
 
