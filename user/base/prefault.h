@@ -9,7 +9,7 @@
  * export writer after each burst of events, so the next resize paid one
  * fault for every page it wrote: ~2 µs per container record on this
  * development VM, as much as the cpuset write itself (BENCHMARKS.md
- * "Resize: the suspects").
+ * "The suspects, measured").
  *
  * prefault_writable takes those faults ahead of time, inside the kernel
  * (MADV_POPULATE_WRITE, Linux 5.14; madvise(2)), which costs a fraction of
