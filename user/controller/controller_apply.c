@@ -94,7 +94,7 @@ static void host_share(void *ctx)
 	controller_isolate_sync(ctx, false);
 }
 
-/* Plans c->enf's targets and writes ops[from..to), each result to its
+/* Carries out ops[from..to) of c->enf's plan, each result to its
  * container's record (controller_write_result). */
 static void exec_range(struct controller *c, size_t from, size_t to)
 {
